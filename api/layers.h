@@ -1,0 +1,85 @@
+// The C++ model API: layers in the spirit of Paddle's fluid.layers, building a main program and a
+// startup program that initialises its parameters.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+
+namespace oar {
+
+/// How a new parameter is initialised in the startup program.
+struct Initializer {
+  enum Kind { XavierUniform, Constant, Uniform, Normal } kind = XavierUniform;
+  float a = 0, b = 0; // Constant: value a; Uniform: [a, b); Normal: mean a, std b
+  static Initializer constant(float v) { return {Constant, v, 0}; }
+  static Initializer uniform(float lo, float hi) { return {Uniform, lo, hi}; }
+  static Initializer normal(float mean, float stddev) { return {Normal, mean, stddev}; }
+};
+
+/// Builds a model. Names follow Paddle: the i-th fc layer owns `fc_i.w_0` and `fc_i.b_0` and
+/// writes `fc_i.tmp_k`. Every method returns the name of the var it produced.
+class ModelBuilder {
+public:
+  /// `seed` makes every random initializer's seed, so the same model gets the same numbers.
+  explicit ModelBuilder(int64_t seed = 1);
+
+  proto::Program &main() { return main_; }
+  proto::Program &startup() { return startup_; }
+
+  /// An input var of dims [-1, dims...]; gradients stop here.
+  std::string data(llvm::StringRef name, llvm::ArrayRef<int64_t> dims, DType dtype = proto::F32);
+  /// out = act(x * W + b), x flattened to [batch, rest]. act: "", relu, sigmoid, tanh, softmax.
+  std::string fc(llvm::StringRef x, int64_t size, llvm::StringRef act = "",
+                 Initializer weightInit = {});
+  /// Rows of a [vocab, width] table picked by i64 ids.
+  std::string embedding(llvm::StringRef ids, int64_t vocab, int64_t width, bool isSparse = false,
+                        bool isDistributed = false);
+  /// act(conv(input, W) + b) with square kernels, NCHW.
+  std::string conv2d(llvm::StringRef input, int64_t numFilters, int64_t filterSize,
+                     int64_t stride = 1, int64_t padding = 0, llvm::StringRef act = "");
+  std::string pool2d(llvm::StringRef input, int64_t size, llvm::StringRef type = "max",
+                     int64_t stride = 2);
+  std::string concat(const std::vector<std::string> &inputs, int64_t axis = 1);
+  std::string reshape(llvm::StringRef x, std::vector<int64_t> shape);
+  std::string activation(llvm::StringRef x, llvm::StringRef act);
+  std::string squareErrorCost(llvm::StringRef input, llvm::StringRef label);
+  std::string softmaxWithCrossEntropy(llvm::StringRef logits, llvm::StringRef label);
+  std::string crossEntropy(llvm::StringRef probs, llvm::StringRef label);
+  std::string sigmoidCrossEntropyWithLogits(llvm::StringRef x, llvm::StringRef label);
+  std::string mean(llvm::StringRef x);
+  std::string accuracy(llvm::StringRef scores, llvm::StringRef label);
+
+  /// Appends any op to the main program; outputs are declared as `<prefix>.tmp_k` with types from
+  /// shape inference. Returns the output names, in `outputSlots` order.
+  llvm::Expected<std::vector<std::string>> appendOp(llvm::StringRef type, const SlotMap &inputs,
+                                                    const std::vector<std::string> &outputSlots,
+                                                    const AttrList &attrs = {},
+                                                    llvm::StringRef prefix = "");
+  /// A parameter in main and its initialiser in startup.
+  std::string createParameter(llvm::StringRef name, llvm::ArrayRef<int64_t> dims,
+                              const Initializer &init, int64_t fanIn = 0, int64_t fanOut = 0);
+  /// A persistable var (optimizer state, learning rate) in main, filled with `value` by startup.
+  std::string createPersistable(llvm::StringRef name, llvm::ArrayRef<int64_t> dims, float value,
+                                DType dtype = proto::F32);
+
+  /// The loss the trainer reports and metrics it evaluates on the test set.
+  void setLoss(llvm::StringRef loss) { main_.set_loss(loss.str()); }
+  void addMetric(llvm::StringRef metric) { main_.add_metrics(metric.str()); }
+
+  /// A fresh `<layer>_<i>` prefix (fc_0, fc_1, ...).
+  std::string uniqueLayerName(llvm::StringRef layer);
+
+private:
+  /// Like appendOp, for the layers: a bug in a layer, not user input, makes it fail.
+  std::string appendLayerOp(llvm::StringRef type, const SlotMap &inputs, llvm::StringRef outputSlot,
+                            const AttrList &attrs, llvm::StringRef prefix);
+  proto::Program main_, startup_;
+  int64_t seed_;
+  int64_t nextSeed_ = 0;
+  std::map<std::string, int> layerCounts_, tmpCounts_;
+};
+
+} // namespace oar

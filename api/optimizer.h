@@ -1,0 +1,72 @@
+// Optimizers: minimize(loss) appends autodiff and one update op per parameter.
+#pragma once
+
+#include "api/backward.h"
+#include "api/layers.h"
+
+namespace oar {
+
+/// Base of SGD, Momentum, Adam and Adagrad. The learning rate is a persistable [1] var
+/// (`learning_rate_0`) so pservers and schedules can change it.
+class Optimizer {
+public:
+  explicit Optimizer(float learningRate) : learningRate_(learningRate) {}
+  virtual ~Optimizer() = default;
+  /// Appends backward ops for `loss`, then the update ops (role OPTIMIZE) with their state
+  /// created as persistable vars initialised by the startup program.
+  llvm::Expected<std::vector<ParamGrad>> minimize(ModelBuilder &model, llvm::StringRef loss,
+                                                  const std::set<std::string> &noGradSet = {});
+
+protected:
+  virtual proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) = 0;
+  /// Optimizer state shaped like the parameter, starting at `value`.
+  static std::string stateLike(ModelBuilder &model, llvm::StringRef param, llvm::StringRef kind,
+                               float value);
+  float learningRate_;
+};
+
+class SGD : public Optimizer {
+public:
+  using Optimizer::Optimizer;
+
+protected:
+  proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
+};
+
+class Momentum : public Optimizer {
+public:
+  Momentum(float learningRate, float momentum, bool nesterov = false)
+      : Optimizer(learningRate), momentum_(momentum), nesterov_(nesterov) {}
+
+protected:
+  proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
+
+private:
+  float momentum_;
+  bool nesterov_;
+};
+
+class Adam : public Optimizer {
+public:
+  Adam(float learningRate, float beta1 = 0.9f, float beta2 = 0.999f, float epsilon = 1e-8f)
+      : Optimizer(learningRate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
+
+protected:
+  proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
+
+private:
+  float beta1_, beta2_, epsilon_;
+};
+
+class Adagrad : public Optimizer {
+public:
+  Adagrad(float learningRate, float epsilon = 1e-6f) : Optimizer(learningRate), epsilon_(epsilon) {}
+
+protected:
+  proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
+
+private:
+  float epsilon_;
+};
+
+} // namespace oar

@@ -1,0 +1,95 @@
+// The built-in recipes.
+#include "api/recipes.h"
+
+#include "api/optimizer.h"
+#include "ir/error.h"
+
+namespace oar {
+
+static llvm::Expected<std::unique_ptr<Optimizer>> makeOptimizer(const RecipeSpec &s) {
+  if (s.optimizer == "sgd")
+    return std::make_unique<SGD>(s.lr);
+  if (s.optimizer == "momentum")
+    return std::make_unique<Momentum>(s.lr, s.momentum);
+  if (s.optimizer == "adam")
+    return std::make_unique<Adam>(s.lr, s.beta1, s.beta2, s.epsilon);
+  if (s.optimizer == "adagrad")
+    return std::make_unique<Adagrad>(s.lr, s.epsilon == 1e-8f ? 1e-6f : s.epsilon);
+  return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam or adagrad)", s.optimizer);
+}
+
+static void setFeed(proto::DataFeed &feed, const RecipeSpec &s, const std::vector<std::string> &files,
+                    const std::vector<std::string> &columns, llvm::StringRef split) {
+  feed.set_format(s.format);
+  for (const auto &f : files)
+    feed.add_files(f);
+  for (const auto &c : columns)
+    feed.add_columns(c);
+  feed.set_batch_size(s.batchSize);
+  feed.set_epochs(s.epochs);
+  feed.set_shuffle(s.shuffle);
+  feed.set_seed(s.seed);
+  feed.set_split(split.str());
+}
+
+llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
+  if (s.in <= 0 || s.out <= 0)
+    return makeError("--in and --out must be positive (got {0} and {1})", s.in, s.out);
+  if (s.batchSize <= 0 || s.epochs <= 0)
+    return makeError("--batch-size and --epochs must be positive (got {0} and {1})", s.batchSize,
+                     s.epochs);
+  if (s.act != "relu" && s.act != "tanh" && s.act != "sigmoid")
+    return makeError("unknown --act \"{0}\" (use relu, tanh or sigmoid)", s.act);
+  bool classify = s.loss == "softmax_with_cross_entropy";
+  if (!classify && s.loss != "square_error_cost")
+    return makeError("unknown --loss \"{0}\" (use square_error_cost or softmax_with_cross_entropy)",
+                     s.loss);
+  ModelBuilder m(s.seed);
+  std::string x, pred;
+  if (s.model == "lenet") {
+    if (s.in != 784)
+      return makeError("lenet takes 28x28 images: --in must be 784, got {0}", s.in);
+    x = m.data("img", {1, 28, 28});
+    std::string c1 = m.conv2d(x, 6, 5, 1, 0, "relu");
+    std::string p1 = m.pool2d(c1, 2, "max", 2);
+    std::string c2 = m.conv2d(p1, 16, 5, 1, 0, "relu");
+    std::string p2 = m.pool2d(c2, 2, "max", 2);
+    pred = m.fc(p2, s.out);
+  } else if (s.model == "mlp" || s.model == "linear") {
+    x = m.data(classify ? "img" : "x", {s.in});
+    std::string h = x;
+    if (s.model == "mlp")
+      for (int64_t size : s.hidden) {
+        if (size <= 0)
+          return makeError("--hidden sizes must be positive, got {0}", size);
+        h = m.fc(h, size, s.act);
+      }
+    pred = m.fc(h, s.out);
+  } else {
+    return makeError("unknown --model \"{0}\" (use linear, mlp or lenet)", s.model);
+  }
+  std::string label = classify ? m.data("label", {1}, proto::I64) : m.data("y", {s.out});
+  std::string cost = classify ? m.softmaxWithCrossEntropy(pred, label)
+                              : m.squareErrorCost(pred, label);
+  std::string loss = m.mean(cost);
+  if (classify)
+    m.addMetric(m.accuracy(pred, label));
+  auto opt = makeOptimizer(s);
+  if (!opt)
+    return opt.takeError();
+  if (auto grads = (*opt)->minimize(m, loss); !grads)
+    return grads.takeError();
+  if (!s.format.empty()) {
+    if (s.data.empty())
+      return makeError("--format {0} needs --data files", s.format);
+    setFeed(*m.main().mutable_train_feed(), s, s.data, {x, label}, "train");
+    if (s.format == "uci_housing")
+      setFeed(*m.main().mutable_test_feed(), s, s.data, {x, label}, "test");
+    else if (!s.testData.empty())
+      setFeed(*m.main().mutable_test_feed(), s, s.testData, {x, label}, "");
+    m.main().mutable_test_feed()->set_shuffle(false);
+  }
+  return m;
+}
+
+} // namespace oar

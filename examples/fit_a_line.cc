@@ -1,0 +1,32 @@
+// fit_a_line: linear regression on UCI housing, as in Paddle's book chapter 1.
+// Usage: example_fit_a_line OUT_DIR [housing.data]  -> OUT_DIR/main.pb, OUT_DIR/startup.pb
+#include "api/optimizer.h"
+#include "llvm/Support/raw_ostream.h"
+
+int main(int argc, char **argv) {
+  llvm::ExitOnError exitOnErr("fit_a_line: error: ");
+  std::string out = argc > 1 ? argv[1] : ".";
+  std::string data = argc > 2 ? argv[2] : "data/uci_housing/housing.data";
+
+  oar::ModelBuilder m(/*seed=*/1);
+  std::string x = m.data("x", {13});
+  std::string y = m.data("y", {1});
+  std::string pred = m.fc(x, 1);
+  std::string loss = m.mean(m.squareErrorCost(pred, y));
+  exitOnErr(oar::SGD(0.01f).minimize(m, loss));
+
+  auto feed = [&](oar::proto::DataFeed *f, const char *split) {
+    f->set_format("uci_housing");
+    f->add_files(data);
+    f->add_columns(x);
+    f->add_columns(y);
+    f->set_batch_size(20);
+    f->set_epochs(20);
+    f->set_split(split);
+  };
+  feed(m.main().mutable_train_feed(), "train");
+  feed(m.main().mutable_test_feed(), "test");
+  exitOnErr(oar::saveProgram(m.main(), out + "/main.pb", "fit_a_line example"));
+  exitOnErr(oar::saveProgram(m.startup(), out + "/startup.pb", "fit_a_line example"));
+  llvm::outs() << "wrote " << out << "/main.pb and " << out << "/startup.pb\n";
+}

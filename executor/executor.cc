@@ -1,0 +1,81 @@
+// The executor: shape inference at run time, output allocation, kernel dispatch.
+#include "executor/executor.h"
+
+#include "ir/names.h"
+
+namespace oar {
+
+llvm::Expected<DType> kernelDType(const proto::Op &op, const ops::OpSchema &schema,
+                                  const Scope &scope) {
+  for (const ops::SlotDecl &slot : schema.inputs()) {
+    auto names = opInputs(op, slot.name);
+    if (names.empty())
+      continue;
+    const Tensor *t = scope.find(names[0]);
+    if (t && t->initialized())
+      return t->dtype();
+  }
+  if (schema.findAttr("dtype"))
+    return static_cast<DType>(ops::AttrReader(op, schema).getInt("dtype"));
+  return proto::F32; // ops without inputs or dtype (e.g. barriers)
+}
+
+llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef where) {
+  const ops::OpSchema *schema = ops::lookupOp(op.type());
+  if (!schema)
+    return makeError("{0}: unknown op type \"{1}\"", where, op.type());
+  // Every input must hold a value: fed, loaded, or made by an earlier op.
+  llvm::SmallVector<std::pair<std::string, ops::VarType>, 8> inputTypes;
+  for (const proto::Slot &slot : op.inputs())
+    for (const std::string &name : slot.names()) {
+      if (name == kEmptyVarName)
+        continue;
+      const Tensor *t = scope.find(name);
+      if (!t || !t->initialized())
+        return makeError("{0}: input {1} ({2}) has no value; is it fed, loaded, or made by the "
+                         "startup program?",
+                         where, slot.slot(), name);
+      ops::VarType type;
+      type.dtype = t->dtype();
+      type.dims.assign(t->dims().begin(), t->dims().end());
+      inputTypes.emplace_back(name, std::move(type));
+    }
+  if (schema->infer()) {
+    ops::InferContext ictx(op, *schema, [&](llvm::StringRef name) -> const ops::VarType * {
+      for (auto &[n, t] : inputTypes)
+        if (n == name)
+          return &t;
+      return nullptr;
+    });
+    if (llvm::Error err = schema->infer()(ictx))
+      return addContext(std::move(err), where);
+    for (const auto &[name, type] : ictx.results())
+      scope.get(name).resize(type.dtype, type.dims);
+  }
+  auto dtype = kernelDType(op, *schema, scope);
+  if (!dtype)
+    return addContext(dtype.takeError(), where);
+  auto kernel = lookupKernel(op.type(), device_, *dtype);
+  if (!kernel)
+    return addContext(kernel.takeError(), where);
+  KernelContext kctx(op, *schema, scope, env_);
+  return addContext((*kernel)(kctx), where);
+}
+
+llvm::Error Executor::run(const proto::Program &prog, Scope &scope, int blockIdx,
+                          const OpFilter &filter) {
+  if (blockIdx < 0 || blockIdx >= prog.blocks_size())
+    return makeError("no block {0} to run (the program has {1})", blockIdx, prog.blocks_size());
+  const proto::Block &block = prog.blocks(blockIdx);
+  for (int i = 0; i < block.ops_size(); ++i) {
+    const proto::Op &op = block.ops(i);
+    if (filter && !filter(op))
+      continue;
+    std::string where = llvm::formatv("block {0}, op #{1} ({2})", blockIdx, i, op.type()).str();
+    if (llvm::Error err = runOp(op, scope, where))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+} // namespace oar

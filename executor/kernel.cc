@@ -1,0 +1,76 @@
+// The kernel registry and KernelContext.
+#include "executor/kernel.h"
+
+#include <map>
+#include <tuple>
+
+#include "ir/names.h"
+
+namespace oar {
+
+llvm::StringRef deviceName(Device d) { return d == Device::Cpu ? "cpu" : "cuda"; }
+
+namespace {
+using Key = std::tuple<std::string, Device, DType>;
+std::map<Key, KernelFn> &kernels() {
+  static std::map<Key, KernelFn> k;
+  return k;
+}
+} // namespace
+
+bool registerKernel(llvm::StringRef op, Device device, DType dtype, KernelFn fn) {
+  kernels()[{op.str(), device, dtype}] = fn;
+  return true;
+}
+
+llvm::Expected<KernelFn> lookupKernel(llvm::StringRef op, Device device, DType dtype) {
+  auto it = kernels().find({op.str(), device, dtype});
+  if (it != kernels().end())
+    return it->second;
+  std::string why;
+  for (const auto &[key, fn] : kernels()) {
+    if (std::get<0>(key) != op)
+      continue;
+    why += llvm::formatv("; {0}/{1} declined: ", deviceName(std::get<1>(key)),
+                         dtypeName(std::get<2>(key)))
+               .str();
+    why += std::get<1>(key) != device ? "other device" : "other dtype";
+  }
+  if (why.empty())
+    why = "; no kernel is registered for this op";
+  return makeError("no {0} kernel for op {1} with dtype {2}{3}", deviceName(device), op,
+                   dtypeName(dtype), why);
+}
+
+bool hasKernel(llvm::StringRef op, Device device) {
+  for (const auto &[key, fn] : kernels())
+    if (std::get<0>(key) == op && std::get<1>(key) == device)
+      return true;
+  return false;
+}
+
+bool KernelContext::hasInput(llvm::StringRef slot, size_t i) const {
+  auto names = opInputs(op_, slot);
+  return i < names.size() && names[i] != kEmptyVarName;
+}
+
+const Tensor &KernelContext::input(llvm::StringRef slot, size_t i) const {
+  auto names = opInputs(op_, slot);
+  assert(i < names.size() && "input index out of range");
+  const Tensor *t = scope_.find(names[i]);
+  assert(t && "the executor checks inputs exist before running a kernel");
+  return *t;
+}
+
+bool KernelContext::hasOutput(llvm::StringRef slot, size_t i) const {
+  auto names = opOutputs(op_, slot);
+  return i < names.size() && names[i] != kEmptyVarName;
+}
+
+Tensor &KernelContext::output(llvm::StringRef slot, size_t i) {
+  auto names = opOutputs(op_, slot);
+  assert(i < names.size() && names[i] != kEmptyVarName && "output not wanted");
+  return scope_.get(names[i]);
+}
+
+} // namespace oar

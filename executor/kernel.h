@@ -1,0 +1,57 @@
+// CPU/CUDA kernels registered by (op type, device, dtype), and what a kernel sees when it runs.
+#pragma once
+
+#include <string>
+
+#include "executor/tensor.h"
+#include "ops/op_registry.h"
+
+namespace oar {
+
+enum class Device { Cpu, Cuda };
+llvm::StringRef deviceName(Device d);
+
+/// A running op's view of its inputs, outputs and attrs. Outputs are already sized by shape
+/// inference when the kernel is called.
+class KernelContext {
+public:
+  KernelContext(const proto::Op &op, const ops::OpSchema &schema, Scope &scope,
+                void *env = nullptr)
+      : op_(op), attrs_(op, schema), scope_(scope), env_(env) {}
+  const proto::Op &op() const { return op_; }
+  const ops::AttrReader &attrs() const { return attrs_; }
+  bool hasInput(llvm::StringRef slot, size_t i = 0) const;
+  size_t inputCount(llvm::StringRef slot) const { return opInputs(op_, slot).size(); }
+  const Tensor &input(llvm::StringRef slot, size_t i = 0) const;
+  /// False when the slot is absent or the entry is kEmptyVarName (an unwanted gradient).
+  bool hasOutput(llvm::StringRef slot, size_t i = 0) const;
+  size_t outputCount(llvm::StringRef slot) const { return opOutputs(op_, slot).size(); }
+  Tensor &output(llvm::StringRef slot, size_t i = 0);
+  Scope &scope() { return scope_; }
+  /// The executor's environment for distributed ops (nullptr on a single machine).
+  void *env() const { return env_; }
+
+private:
+  const proto::Op &op_;
+  ops::AttrReader attrs_;
+  Scope &scope_;
+  void *env_;
+};
+
+using KernelFn = llvm::Error (*)(KernelContext &);
+
+/// Registers a kernel at static-initialisation time.
+bool registerKernel(llvm::StringRef op, Device device, DType dtype, KernelFn fn);
+/// The kernel for (op, device, dtype); the error lists each candidate and why it declined.
+llvm::Expected<KernelFn> lookupKernel(llvm::StringRef op, Device device, DType dtype);
+/// Whether any kernel exists for `op` on `device`.
+bool hasKernel(llvm::StringRef op, Device device);
+
+} // namespace oar
+
+#define OAR_KERNEL_CONCAT2(a, b, c) a##b##c
+#define OAR_KERNEL_CONCAT(a, b, c) OAR_KERNEL_CONCAT2(a, b, c)
+/// `OAR_KERNEL(scale, Device::Cpu, proto::F32, scaleCpu<float>);`
+#define OAR_KERNEL(op, device, dtype, fn)                                                         \
+  [[maybe_unused]] static bool OAR_KERNEL_CONCAT(oarKernel_, op, __COUNTER__) =                      \
+      ::oar::registerKernel(#op, device, dtype, fn)

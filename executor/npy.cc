@@ -1,0 +1,127 @@
+// .npy reading and writing.
+#include "executor/npy.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace oar {
+
+namespace {
+const char kMagic[] = "\x93NUMPY";
+
+llvm::StringRef descrOf(DType d) {
+  switch (d) {
+  case proto::F32: return "<f4";
+  case proto::F64: return "<f8";
+  case proto::I32: return "<i4";
+  case proto::I64: return "<i8";
+  default: return "";
+  }
+}
+
+/// The value after `'key':` in the header dict, up to `end`.
+llvm::StringRef headerField(llvm::StringRef header, llvm::StringRef key, char end) {
+  size_t at = header.find(("'" + key + "'").str());
+  if (at == llvm::StringRef::npos)
+    return "";
+  llvm::StringRef rest = header.drop_front(at + key.size() + 2).ltrim(" :");
+  return rest.take_until([end](char c) { return c == end; });
+}
+} // namespace
+
+llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return makeError("{0}: cannot read: {1}", path, buf.getError().message());
+  llvm::StringRef bytes = (*buf)->getBuffer();
+  if (bytes.size() < 10 || !bytes.startswith(llvm::StringRef(kMagic, 6)))
+    return makeError("{0}: not a .npy file (bad magic)", path);
+  uint8_t major = bytes[6];
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    offset = 10;
+  } else {
+    if (bytes.size() < 12)
+      return makeError("{0}: truncated .npy header", path);
+    uint32_t len;
+    std::memcpy(&len, bytes.data() + 8, 4);
+    headerLen = len;
+    offset = 12;
+  }
+  if (bytes.size() < offset + headerLen)
+    return makeError("{0}: truncated .npy header", path);
+  llvm::StringRef header = bytes.substr(offset, headerLen);
+  llvm::StringRef descr = headerField(header, "descr", ',').trim(" '\"");
+  if (headerField(header, "fortran_order", ',').trim() == "True")
+    return makeError("{0}: Fortran-order arrays are not supported; save with C order", path);
+  llvm::StringRef shapeText = headerField(header, "shape", ')').trim(" (");
+  std::vector<int64_t> dims;
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  shapeText.split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts) {
+    int64_t d;
+    if (p.trim().getAsInteger(10, d) || d < 0)
+      return makeError("{0}: bad shape ({1}) in .npy header", path, shapeText);
+    dims.push_back(d);
+  }
+  DType dtype;
+  bool widenU8 = false;
+  if (descr == "<f4") dtype = proto::F32;
+  else if (descr == "<f8") dtype = proto::F64;
+  else if (descr == "<i4") dtype = proto::I32;
+  else if (descr == "<i8") dtype = proto::I64;
+  else if (descr == "|u1") { dtype = proto::I64; widenU8 = true; }
+  else
+    return makeError("{0}: dtype '{1}' is not supported (use float32, float64, int32 or int64)",
+                     path, descr);
+  Tensor t(dtype, dims);
+  llvm::StringRef payload = bytes.drop_front(offset + headerLen);
+  size_t want = widenU8 ? static_cast<size_t>(t.numel()) : t.bytes();
+  if (payload.size() != want)
+    return makeError("{0}: data is {1} bytes but shape {2} needs {3}", path, payload.size(),
+                     dimsString(dims), want);
+  if (widenU8)
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.data<int64_t>()[i] = static_cast<uint8_t>(payload[i]);
+  else
+    std::memcpy(t.raw(), payload.data(), want);
+  return t;
+}
+
+llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
+  std::string shape = "(";
+  for (int64_t d : t.dims())
+    shape += std::to_string(d) + ", ";
+  if (t.rank() > 1)
+    shape.resize(shape.size() - 2);
+  else if (t.rank() == 1)
+    shape.resize(shape.size() - 1); // "(5,)"
+  shape += ")";
+  std::string header =
+      llvm::formatv("{{'descr': '{0}', 'fortran_order': False, 'shape': {1}, }", descrOf(t.dtype()), shape)
+          .str();
+  // Pad so the data starts on a 64-byte boundary; the header ends with a newline.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeError("{0}: cannot write: {1}", path, ec.message());
+  os.write(kMagic, 6);
+  os << '\x01' << '\x00';
+  uint16_t len = static_cast<uint16_t>(header.size());
+  os << static_cast<char>(len & 0xff) << static_cast<char>(len >> 8) << header;
+  os.write(static_cast<const char *>(t.raw()), t.bytes());
+  os.close();
+  if (os.has_error())
+    return makeError("{0}: write failed: {1}", path, os.error().message());
+  return llvm::Error::success();
+}
+
+} // namespace oar

@@ -1,0 +1,102 @@
+// A dense tensor: dtype, dims and a shared, 64-byte aligned buffer.
+#pragma once
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ir/program.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/StringSaver.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace oar {
+
+template <typename T> constexpr DType dtypeOf();
+template <> constexpr DType dtypeOf<float>() { return proto::F32; }
+template <> constexpr DType dtypeOf<double>() { return proto::F64; }
+template <> constexpr DType dtypeOf<int32_t>() { return proto::I32; }
+template <> constexpr DType dtypeOf<int64_t>() { return proto::I64; }
+
+/// A dense tensor. Copies share the buffer (like a shared_ptr); use clone() for a deep copy.
+class Tensor {
+public:
+  Tensor() = default;
+  /// Allocates zeroed storage.
+  Tensor(DType dtype, llvm::ArrayRef<int64_t> dims) { resize(dtype, dims); }
+
+  /// Gives the tensor this type; keeps the buffer (and its data) when it is large enough.
+  void resize(DType dtype, llvm::ArrayRef<int64_t> dims);
+  /// Changes dims without touching data; the element count must not change.
+  void reshape(llvm::ArrayRef<int64_t> dims);
+  Tensor clone() const;
+
+  DType dtype() const { return dtype_; }
+  llvm::ArrayRef<int64_t> dims() const { return dims_; }
+  int64_t dim(size_t i) const { return dims_[i]; }
+  size_t rank() const { return dims_.size(); }
+  int64_t numel() const { return numel_; }
+  size_t bytes() const { return static_cast<size_t>(numel_) * dtypeSize(dtype_); }
+  bool initialized() const { return dtype_ != proto::DTYPE_UNSET; }
+
+  void *raw() { return buf_.get(); }
+  const void *raw() const { return buf_.get(); }
+  template <typename T> T *data() {
+    assert(dtype_ == dtypeOf<T>() && "tensor dtype does not match the requested type");
+    return static_cast<T *>(raw());
+  }
+  template <typename T> const T *data() const {
+    assert(dtype_ == dtypeOf<T>() && "tensor dtype does not match the requested type");
+    return static_cast<const T *>(raw());
+  }
+  /// The buffer's owner, so a zero-copy sender can keep it alive.
+  std::shared_ptr<std::byte> buffer() const { return buf_; }
+
+  template <typename T>
+  static Tensor fromVector(llvm::ArrayRef<int64_t> dims, const std::vector<T> &values) {
+    Tensor t(dtypeOf<T>(), dims);
+    assert(static_cast<int64_t>(values.size()) == t.numel() && "value count must match dims");
+    std::copy(values.begin(), values.end(), t.data<T>());
+    return t;
+  }
+  template <typename T> std::vector<T> toVector() const {
+    return std::vector<T>(data<T>(), data<T>() + numel_);
+  }
+
+private:
+  DType dtype_ = proto::DTYPE_UNSET;
+  llvm::SmallVector<int64_t, 4> dims_;
+  int64_t numel_ = 0;
+  size_t capacity_ = 0;
+  std::shared_ptr<std::byte> buf_;
+};
+
+/// Named tensors a program runs over. Not thread safe: the caller serialises access.
+class Scope {
+public:
+  Tensor *find(llvm::StringRef name) {
+    auto it = vars_.find(name);
+    return it == vars_.end() ? nullptr : &it->second;
+  }
+  const Tensor *find(llvm::StringRef name) const {
+    auto it = vars_.find(name);
+    return it == vars_.end() ? nullptr : &it->second;
+  }
+  /// The tensor named `name`, created empty when missing.
+  Tensor &get(llvm::StringRef name) { return vars_[name]; }
+  void erase(llvm::StringRef name) { vars_.erase(name); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto &e : vars_)
+      out.push_back(e.getKey().str());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+private:
+  llvm::StringMap<Tensor> vars_;
+};
+
+} // namespace oar

@@ -1,0 +1,162 @@
+// The training loop, evaluation and checkpoints.
+#include "executor/trainer.h"
+
+#include <chrono>
+
+#include "executor/npy.h"
+#include "ir/error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+namespace oar {
+
+static double scalarOf(const Scope &scope, llvm::StringRef name) {
+  const Tensor *t = scope.find(name);
+  if (!t || !t->initialized() || t->numel() < 1)
+    return 0;
+  return t->dtype() == proto::F64 ? t->data<double>()[0] : t->data<float>()[0];
+}
+
+static void feedBatch(Scope &scope, const Dataset &ds, std::vector<Tensor> &batch) {
+  for (size_t c = 0; c < batch.size(); ++c) {
+    Tensor &dst = scope.get(ds.columns[c]);
+    dst.resize(batch[c].dtype(), batch[c].dims());
+    std::memcpy(dst.raw(), batch[c].raw(), batch[c].bytes());
+  }
+}
+
+llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::Program &main,
+                                                  Scope &scope, const TrainOptions &opts) {
+  if (!main.has_train_feed() || main.train_feed().columns_size() == 0)
+    return makeError("the program has no train feed; build it with a data feed (oar-model "
+                     "--data ... or ModelBuilder)");
+  auto ds = loadDataset(main.train_feed(), main.blocks(0));
+  if (!ds)
+    return ds.takeError();
+  BatchReader reader(*ds, main.train_feed(), opts.trainerId, opts.trainers);
+  std::vector<StepReport> reports;
+  std::vector<Tensor> batch;
+  int64_t epoch = 0, total = reader.batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
+  while (reader.next(batch, epoch)) {
+    auto start = std::chrono::steady_clock::now();
+    feedBatch(scope, *ds, batch);
+    if (llvm::Error err = exec.run(main, scope))
+      return addContext(std::move(err), llvm::formatv("step {0}", reports.size()).str());
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    StepReport r;
+    r.step = static_cast<int64_t>(reports.size());
+    r.epoch = epoch;
+    r.rows = batch[0].dim(0);
+    r.totalSteps = total;
+    r.loss = main.loss().empty() ? 0 : scalarOf(scope, main.loss());
+    r.samplesPerSec = secs > 0 ? r.rows / secs : 0;
+    reports.push_back(r);
+    if (opts.onStep)
+      opts.onStep(r);
+  }
+  return reports;
+}
+
+llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
+                                    const proto::DataFeed &feed) {
+  auto ds = loadDataset(feed, main.blocks(0));
+  if (!ds)
+    return ds.takeError();
+  proto::DataFeed once = feed;
+  once.set_epochs(1);
+  once.set_shuffle(false);
+  BatchReader reader(*ds, once);
+  EvalResult result;
+  result.metrics.reserve(main.metrics_size());
+  for (const std::string &m : main.metrics())
+    result.metrics.push_back({m, 0.0});
+  std::vector<Tensor> batch;
+  int64_t epoch;
+  auto forwardOnly = [](const proto::Op &op) { return op.role() == proto::FORWARD; };
+  while (reader.next(batch, epoch)) {
+    feedBatch(scope, *ds, batch);
+    if (llvm::Error err = exec.run(main, scope, 0, forwardOnly))
+      return addContext(std::move(err), "evaluation");
+    int64_t n = batch[0].dim(0);
+    result.rows += n;
+    result.loss += scalarOf(scope, main.loss()) * n;
+    for (auto &[name, sum] : result.metrics)
+      sum += scalarOf(scope, name) * n;
+  }
+  if (result.rows > 0) {
+    result.loss /= result.rows;
+    for (auto &[name, sum] : result.metrics)
+      sum /= result.rows;
+  }
+  return result;
+}
+
+llvm::Error checkAgainstVar(const Tensor &t, const proto::Var &var, llvm::StringRef source) {
+  std::vector<int64_t> want(var.type().dims().begin(), var.type().dims().end());
+  bool same = t.dtype() == var.type().dtype() && t.rank() == want.size();
+  for (size_t i = 0; same && i < want.size(); ++i)
+    same = want[i] < 0 || want[i] == t.dim(i);
+  if (!same)
+    return makeError("{0}: holds {1}{2} but var {3} is {4}", source, dtypeName(t.dtype()),
+                     dimsString(t.dims()), var.name(), typeString(var.type()));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &main, Scope &scope,
+                                                          llvm::StringRef dir) {
+  if (!llvm::sys::fs::is_directory(dir))
+    return makeError("{0}: not a directory to load parameters from", dir);
+  std::vector<std::string> loaded;
+  for (const proto::Var &v : main.blocks(0).vars()) {
+    if (!v.persistable())
+      continue;
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, v.name() + ".npy");
+    if (!llvm::sys::fs::exists(path)) {
+      if (v.is_parameter())
+        return makeError("{0}: missing; every parameter needs a file to load", path);
+      continue;
+    }
+    auto t = readNpy(path);
+    if (!t)
+      return t.takeError();
+    if (llvm::Error err = checkAgainstVar(*t, v, path))
+      return err;
+    scope.get(v.name()) = std::move(*t);
+    loaded.push_back(v.name());
+  }
+  return loaded;
+}
+
+llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llvm::StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("{0}: cannot create directory: {1}", dir, ec.message());
+  for (const proto::Var &v : main.blocks(0).vars()) {
+    const Tensor *t = scope.find(v.name());
+    if (!v.persistable() || !t || !t->initialized())
+      continue;
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, v.name() + ".npy");
+    if (llvm::Error err = writeNpy(path, *t))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<MetricsWriter>> MetricsWriter::open(llvm::StringRef path) {
+  FILE *f = std::fopen(path.str().c_str(), "w");
+  if (!f)
+    return makeError("{0}: cannot write metrics: {1}", path, std::strerror(errno));
+  std::fprintf(f, "step,epoch,loss,samples_per_sec\n");
+  return std::unique_ptr<MetricsWriter>(new MetricsWriter(f));
+}
+
+void MetricsWriter::write(const StepReport &r) {
+  std::fprintf(f_, "%lld,%lld,%.9g,%.1f\n", static_cast<long long>(r.step),
+               static_cast<long long>(r.epoch), r.loss, r.samplesPerSec);
+  std::fflush(f_);
+}
+
+MetricsWriter::~MetricsWriter() { std::fclose(f_); }
+
+} // namespace oar

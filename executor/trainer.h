@@ -1,0 +1,58 @@
+// Training over a program's data feed, evaluation on its test feed, and checkpoints.
+#pragma once
+
+#include <functional>
+
+#include "executor/data_feed.h"
+#include "executor/executor.h"
+
+namespace oar {
+
+/// What one training step did.
+struct StepReport {
+  int64_t step = 0, epoch = 0, rows = 0, totalSteps = 0;
+  double loss = 0, samplesPerSec = 0;
+};
+
+struct TrainOptions {
+  int64_t trainerId = 0, trainers = 1; // which share of the rows this process trains on
+  /// Called after every step (progress display, metrics file).
+  std::function<void(const StepReport &)> onStep;
+};
+
+/// Runs block 0 of `main` once per batch of its train feed. Returns each step's report.
+llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::Program &main,
+                                                  Scope &scope, const TrainOptions &opts);
+
+/// Loss and metrics averaged over a feed's rows (forward ops only).
+struct EvalResult {
+  int64_t rows = 0;
+  double loss = 0;
+  std::vector<std::pair<std::string, double>> metrics;
+};
+llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
+                                    const proto::DataFeed &feed);
+
+/// Loads `dir/<var>.npy` for persistable vars of `main`; each must match the var's declared
+/// dtype and shape. Every parameter must have a file; other state (optimizer moments) is optional.
+/// Returns the names loaded.
+llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &main, Scope &scope,
+                                                          llvm::StringRef dir);
+/// Writes every persistable var of `main` held by `scope` as `dir/<var>.npy`.
+llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llvm::StringRef dir);
+/// Checks a tensor read for `var` against the var's declaration.
+llvm::Error checkAgainstVar(const Tensor &t, const proto::Var &var, llvm::StringRef source);
+
+/// Appends one CSV row per step (step,epoch,loss,samples_per_sec).
+class MetricsWriter {
+public:
+  static llvm::Expected<std::unique_ptr<MetricsWriter>> open(llvm::StringRef path);
+  void write(const StepReport &r);
+  ~MetricsWriter();
+
+private:
+  explicit MetricsWriter(FILE *f) : f_(f) {}
+  FILE *f_;
+};
+
+} // namespace oar

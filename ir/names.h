@@ -1,0 +1,31 @@
+// Derived var names: the only place that formats or parses name suffixes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "llvm/ADT/StringRef.h"
+
+namespace oar {
+
+inline constexpr llvm::StringRef kGradSuffix = "@GRAD";
+inline constexpr llvm::StringRef kRenameSuffix = "@RENAME@";
+inline constexpr llvm::StringRef kBlockSuffix = ".block";
+inline constexpr llvm::StringRef kTrainerSuffix = ".trainer_";
+/// The placeholder for an output slot entry nobody needs (a gradient that is not wanted).
+inline constexpr llvm::StringRef kEmptyVarName = "@EMPTY@";
+
+/// `w` -> `w@GRAD`.
+std::string gradName(llvm::StringRef var);
+/// `w@GRAD` -> `w`; nullopt when `name` is not a gradient name.
+std::optional<std::string> gradOf(llvm::StringRef name);
+/// `w@GRAD`, 2 -> `w@GRAD@RENAME@2`: one of several contributions that autodiff sums.
+std::string renamedGrad(llvm::StringRef grad, unsigned index);
+/// `w`, 1 -> `w.block1`.
+std::string blockName(llvm::StringRef var, unsigned block);
+/// `w@GRAD.block1`, 0 -> `w@GRAD.block1.trainer_0`: one trainer's copy on a pserver.
+std::string trainerCopyName(llvm::StringRef var, unsigned trainer);
+/// Names of a parameter's optimizer state: `w`, "moment1" -> `w_moment1_0`.
+std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind);
+
+} // namespace oar

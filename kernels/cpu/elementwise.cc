@@ -1,0 +1,70 @@
+// CPU kernels of elementwise_add/sub/mul and their gradients, with Paddle's axis broadcasting:
+// X viewed as [pre, n, post] and Y as [n].
+#include "kernels/cpu/cpu_util.h"
+
+namespace oar::cpu {
+
+enum class Bin { Add, Sub, Mul };
+
+template <typename T, Bin op> static llvm::Error elementwise(KernelContext &ctx) {
+  const Tensor &xt = ctx.input("X"), &yt = ctx.input("Y");
+  BroadcastShape s = broadcastShape(xt.dims(), yt.dims(), ctx.attrs().getInt("axis"));
+  const T *x = xt.data<T>(), *y = yt.data<T>();
+  T *out = ctx.output("Out").data<T>();
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      int64_t base = (i * s.n + j) * s.post;
+      T yv = y[j];
+      for (int64_t k = 0; k < s.post; ++k) {
+        T xv = x[base + k];
+        out[base + k] = op == Bin::Add ? xv + yv : op == Bin::Sub ? xv - yv : xv * yv;
+      }
+    }
+  return llvm::Error::success();
+}
+
+template <typename T, Bin op> static llvm::Error elementwiseGrad(KernelContext &ctx) {
+  const Tensor &xt = ctx.input("X"), &yt = ctx.input("Y");
+  BroadcastShape s = broadcastShape(xt.dims(), yt.dims(), ctx.attrs().getInt("axis"));
+  const T *x = xt.data<T>(), *y = yt.data<T>(), *dout = ctx.input("Out@GRAD").data<T>();
+  T *dx = ctx.hasOutput("X@GRAD") ? ctx.output("X@GRAD").data<T>() : nullptr;
+  T *dy = ctx.hasOutput("Y@GRAD") ? ctx.output("Y@GRAD").data<T>() : nullptr;
+  if (dy)
+    std::fill_n(dy, s.n, T(0));
+  for (int64_t i = 0; i < s.pre; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      int64_t base = (i * s.n + j) * s.post;
+      T acc = 0;
+      for (int64_t k = 0; k < s.post; ++k) {
+        T g = dout[base + k];
+        if (dx)
+          dx[base + k] = op == Bin::Mul ? g * y[j] : g;
+        acc += op == Bin::Mul ? g * x[base + k] : g;
+      }
+      if (dy)
+        dy[j] += op == Bin::Sub ? -acc : acc;
+    }
+  return llvm::Error::success();
+}
+
+template <typename T> static llvm::Error add(KernelContext &c) { return elementwise<T, Bin::Add>(c); }
+template <typename T> static llvm::Error sub(KernelContext &c) { return elementwise<T, Bin::Sub>(c); }
+template <typename T> static llvm::Error mul(KernelContext &c) { return elementwise<T, Bin::Mul>(c); }
+template <typename T> static llvm::Error addGrad(KernelContext &c) {
+  return elementwiseGrad<T, Bin::Add>(c);
+}
+template <typename T> static llvm::Error subGrad(KernelContext &c) {
+  return elementwiseGrad<T, Bin::Sub>(c);
+}
+template <typename T> static llvm::Error mulGrad(KernelContext &c) {
+  return elementwiseGrad<T, Bin::Mul>(c);
+}
+
+OAR_CPU_FLOAT_KERNELS(elementwise_add, add);
+OAR_CPU_FLOAT_KERNELS(elementwise_sub, sub);
+OAR_CPU_FLOAT_KERNELS(elementwise_mul, mul);
+OAR_CPU_FLOAT_KERNELS(elementwise_add_grad, addGrad);
+OAR_CPU_FLOAT_KERNELS(elementwise_sub_grad, subGrad);
+OAR_CPU_FLOAT_KERNELS(elementwise_mul_grad, mulGrad);
+
+} // namespace oar::cpu

@@ -1,0 +1,66 @@
+// CPU kernels of matmul and matmul_grad, batched over leading dims.
+#include "kernels/cpu/cpu_util.h"
+
+namespace oar::cpu {
+
+struct MatmulDims {
+  int64_t batch, m, k, n, xRows, xCols, yRows, yCols;
+  bool tx, ty;
+  float alpha;
+};
+static MatmulDims matmulDims(const KernelContext &ctx) {
+  const Tensor &x = ctx.input("X"), &y = ctx.input("Y");
+  MatmulDims d;
+  size_t r = x.rank();
+  d.tx = ctx.attrs().getBool("transpose_X");
+  d.ty = ctx.attrs().getBool("transpose_Y");
+  d.alpha = ctx.attrs().getFloat("alpha");
+  d.xRows = x.dim(r - 2), d.xCols = x.dim(r - 1), d.yRows = y.dim(r - 2), d.yCols = y.dim(r - 1);
+  d.batch = x.numel() / std::max<int64_t>(d.xRows * d.xCols, 1);
+  d.m = d.tx ? d.xCols : d.xRows;
+  d.k = d.tx ? d.xRows : d.xCols;
+  d.n = d.ty ? d.yRows : d.yCols;
+  return d;
+}
+
+template <typename T> static llvm::Error matmul(KernelContext &ctx) {
+  MatmulDims d = matmulDims(ctx);
+  const T *x = ctx.input("X").data<T>(), *y = ctx.input("Y").data<T>();
+  T *out = ctx.output("Out").data<T>();
+  for (int64_t b = 0; b < d.batch; ++b)
+    gemm(d.tx, d.ty, d.m, d.n, d.k, T(d.alpha), x + b * d.xRows * d.xCols, d.xCols,
+         y + b * d.yRows * d.yCols, d.yCols, T(0), out + b * d.m * d.n, d.n);
+  return llvm::Error::success();
+}
+OAR_CPU_FLOAT_KERNELS(matmul, matmul);
+
+// With Out = op(X) op(Y): d op(X) = dOut op(Y)^T and d op(Y) = op(X)^T dOut, transposed back
+// when X or Y was used transposed.
+template <typename T> static llvm::Error matmulGrad(KernelContext &ctx) {
+  MatmulDims d = matmulDims(ctx);
+  const T *x = ctx.input("X").data<T>(), *y = ctx.input("Y").data<T>();
+  const T *dout = ctx.input("Out@GRAD").data<T>();
+  T alpha(d.alpha);
+  for (int64_t b = 0; b < d.batch; ++b) {
+    const T *xb = x + b * d.xRows * d.xCols, *yb = y + b * d.yRows * d.yCols;
+    const T *db = dout + b * d.m * d.n;
+    if (ctx.hasOutput("X@GRAD")) {
+      T *dx = ctx.output("X@GRAD").data<T>() + b * d.xRows * d.xCols;
+      if (!d.tx) // dX[m,k] = dOut[m,n] * op(Y)^T
+        gemm(false, !d.ty, d.m, d.k, d.n, alpha, db, d.n, yb, d.yCols, T(0), dx, d.xCols);
+      else // dX[k,m] = op(Y)[k,n] * dOut^T
+        gemm(d.ty, true, d.k, d.m, d.n, alpha, yb, d.yCols, db, d.n, T(0), dx, d.xCols);
+    }
+    if (ctx.hasOutput("Y@GRAD")) {
+      T *dy = ctx.output("Y@GRAD").data<T>() + b * d.yRows * d.yCols;
+      if (!d.ty) // dY[k,n] = op(X)^T * dOut
+        gemm(!d.tx, false, d.k, d.n, d.m, alpha, xb, d.xCols, db, d.n, T(0), dy, d.yCols);
+      else // dY[n,k] = dOut^T * op(X)
+        gemm(true, d.tx, d.n, d.k, d.m, alpha, db, d.n, xb, d.xCols, T(0), dy, d.yCols);
+    }
+  }
+  return llvm::Error::success();
+}
+OAR_CPU_FLOAT_KERNELS(matmul_grad, matmulGrad);
+
+} // namespace oar::cpu

@@ -1,0 +1,41 @@
+// CPU kernels of mul and mul_grad (GEMM on the flattened matrices).
+#include "kernels/cpu/cpu_util.h"
+
+namespace oar::cpu {
+
+struct MulDims {
+  int64_t m, k, n;
+};
+static MulDims mulDims(const KernelContext &ctx) {
+  const Tensor &x = ctx.input("X"), &y = ctx.input("Y");
+  int64_t xn = ctx.attrs().getInt("x_num_col_dims");
+  int64_t m = 1;
+  for (int64_t i = 0; i < xn; ++i)
+    m *= x.dim(i);
+  int64_t k = x.numel() / std::max<int64_t>(m, 1);
+  return {m, k, y.numel() / std::max<int64_t>(k, 1)};
+}
+
+template <typename T> static llvm::Error mul(KernelContext &ctx) {
+  auto [m, k, n] = mulDims(ctx);
+  gemm(false, false, m, n, k, T(1), ctx.input("X").data<T>(), k, ctx.input("Y").data<T>(), n, T(0),
+       ctx.output("Out").data<T>(), n);
+  return llvm::Error::success();
+}
+OAR_CPU_FLOAT_KERNELS(mul, mul);
+
+// dX = dOut * Y^T; dY = X^T * dOut.
+template <typename T> static llvm::Error mulGrad(KernelContext &ctx) {
+  auto [m, k, n] = mulDims(ctx);
+  const T *dout = ctx.input("Out@GRAD").data<T>();
+  if (ctx.hasOutput("X@GRAD"))
+    gemm(false, true, m, k, n, T(1), dout, n, ctx.input("Y").data<T>(), n, T(0),
+         ctx.output("X@GRAD").data<T>(), k);
+  if (ctx.hasOutput("Y@GRAD"))
+    gemm(true, false, k, n, m, T(1), ctx.input("X").data<T>(), k, dout, n, T(0),
+         ctx.output("Y@GRAD").data<T>(), n);
+  return llvm::Error::success();
+}
+OAR_CPU_FLOAT_KERNELS(mul_grad, mulGrad);
+
+} // namespace oar::cpu

@@ -1,0 +1,49 @@
+// lookup_table: embedding rows of W picked by integer ids.
+#include "ops/common.h"
+
+namespace oar::ops {
+
+static llvm::Error inferLookupTable(InferContext &ctx) {
+  const VarType &w = ctx.input("W"), &ids = ctx.input("Ids");
+  if (w.rank() != 2)
+    return makeError("{0}; the table must be [rows, width]", ctx.describe("W"));
+  if (ids.dtype != proto::I64)
+    return makeError("{0}; ids must be i64", ctx.describe("Ids"));
+  VarType out = ids;
+  out.dtype = w.dtype;
+  if (out.rank() >= 2 && out.dims.back() == 1)
+    out.dims.back() = w.dims[1]; // [N, 1] ids give [N, width], as in Paddle
+  else
+    out.dims.push_back(w.dims[1]);
+  ctx.setOutput("Out", out);
+  return requireFloat(ctx, "W");
+}
+
+static void gradLookupTable(GradBuilder &g) {
+  g.addOp("lookup_table_grad",
+          {{"W", g.input("W")}, {"Ids", g.input("Ids")}, {"Out@GRAD", g.outputGrad("Out")}},
+          {{"W@GRAD", g.inputGrad("W")}});
+}
+
+OAR_OP(lookup_table)
+    .summary("Out[i] = W[Ids[i]]")
+    .input("W", "the table [rows, width]")
+    .input("Ids", "i64 row ids, [N, 1] or [N]")
+    .output("Out", "the rows, [N, width]")
+    .attr<int64_t>("padding_idx", -1, "an id whose row reads as zeros and gets no gradient")
+    .attr<bool>("is_sparse", false, "send the gradient as selected rows")
+    .attr<bool>("is_distributed", false, "the table lives on the pservers")
+    .inferShape(inferLookupTable)
+    .grad(gradLookupTable);
+
+OAR_OP(lookup_table_grad)
+    .summary("gradient of lookup_table: Out@GRAD rows added into W's rows (dense)")
+    .input("W", "forward W (for its dims)")
+    .input("Ids", "forward Ids")
+    .input("Out@GRAD", "gradient of Out")
+    .output("W@GRAD", "gradient of W")
+    .sameAttrsAs(oarOpSchema_lookup_table)
+    .inferShape(inferGradsLikeInputs)
+    .noGrad(kGradOpReason);
+
+} // namespace oar::ops

@@ -1,0 +1,113 @@
+// Parameter update ops: sgd, momentum, adam, adagrad. Each updates in place
+// (ParamOut names the same var as Param); the learning rate is a [1] tensor.
+// The update rules are exactly those in shared/fixtures/README.md.
+#include "ops/common.h"
+
+namespace oar::ops {
+
+static llvm::Error checkParamLike(InferContext &ctx, llvm::StringRef slot) {
+  const VarType &p = ctx.input("Param"), &t = ctx.input(slot);
+  if (p.dtype != t.dtype || p.dims != t.dims)
+    return makeError("{0} but {1}; they must have the same type", ctx.describe("Param"),
+                     ctx.describe(slot));
+  return llvm::Error::success();
+}
+
+static llvm::Error checkScalar(InferContext &ctx, llvm::StringRef slot) {
+  const VarType &t = ctx.input(slot);
+  if (numElements(t.dims) != 1 || t.dtype != ctx.input("Param").dtype)
+    return makeError("{0}; it must be one element of Param's dtype", ctx.describe(slot));
+  return llvm::Error::success();
+}
+
+// Checks each (input slot, output slot) pair in `state`, then gives outputs their inputs' types.
+static llvm::Error inferUpdate(InferContext &ctx,
+                               llvm::ArrayRef<std::pair<const char *, const char *>> state,
+                               llvm::ArrayRef<std::pair<const char *, const char *>> scalars) {
+  if (llvm::Error err = requireFloat(ctx, "Param"))
+    return err;
+  if (llvm::Error err = checkParamLike(ctx, "Grad"))
+    return err;
+  if (llvm::Error err = checkScalar(ctx, "LearningRate"))
+    return err;
+  ctx.setOutput("ParamOut", ctx.input("Param"));
+  for (auto [in, out] : state) {
+    if (llvm::Error err = checkParamLike(ctx, in))
+      return err;
+    ctx.setOutput(out, ctx.input(in));
+  }
+  for (auto [in, out] : scalars) {
+    if (llvm::Error err = checkScalar(ctx, in))
+      return err;
+    ctx.setOutput(out, ctx.input(in));
+  }
+  return llvm::Error::success();
+}
+
+static llvm::Error inferSgd(InferContext &ctx) { return inferUpdate(ctx, {}, {}); }
+static llvm::Error inferMomentum(InferContext &ctx) {
+  return inferUpdate(ctx, {{"Velocity", "VelocityOut"}}, {});
+}
+static llvm::Error inferAdam(InferContext &ctx) {
+  return inferUpdate(ctx, {{"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}},
+                     {{"Beta1Pow", "Beta1PowOut"}, {"Beta2Pow", "Beta2PowOut"}});
+}
+static llvm::Error inferAdagrad(InferContext &ctx) {
+  return inferUpdate(ctx, {{"Moment", "MomentOut"}}, {});
+}
+
+OAR_OP(sgd)
+    .summary("ParamOut = Param - LearningRate * Grad")
+    .input("Param", "parameter")
+    .input("Grad", "its gradient")
+    .input("LearningRate", "[1] learning rate")
+    .output("ParamOut", "updated parameter (same var as Param)")
+    .inferShape(inferSgd)
+    .noGrad("an optimizer update");
+
+OAR_OP(momentum)
+    .summary("v = mu*v + g; p -= lr*v (Nesterov: p -= lr*(g + mu*v))")
+    .input("Param", "parameter")
+    .input("Grad", "its gradient")
+    .input("Velocity", "velocity accumulator, starts at 0")
+    .input("LearningRate", "[1] learning rate")
+    .output("ParamOut", "updated parameter")
+    .output("VelocityOut", "updated velocity")
+    .attr<float>("mu", 0.9f, "momentum factor")
+    .attr<bool>("use_nesterov", false, "Nesterov momentum")
+    .inferShape(inferMomentum)
+    .noGrad("an optimizer update");
+
+OAR_OP(adam)
+    .summary("Adam with bias correction; Beta1Pow/Beta2Pow hold beta^t and advance each step")
+    .input("Param", "parameter")
+    .input("Grad", "its gradient")
+    .input("LearningRate", "[1] learning rate")
+    .input("Moment1", "first moment, starts at 0")
+    .input("Moment2", "second moment, starts at 0")
+    .input("Beta1Pow", "[1] beta1^t, starts at beta1")
+    .input("Beta2Pow", "[1] beta2^t, starts at beta2")
+    .output("ParamOut", "updated parameter")
+    .output("Moment1Out", "updated first moment")
+    .output("Moment2Out", "updated second moment")
+    .output("Beta1PowOut", "beta1^(t+1)")
+    .output("Beta2PowOut", "beta2^(t+1)")
+    .attr<float>("beta1", 0.9f, "first moment decay")
+    .attr<float>("beta2", 0.999f, "second moment decay")
+    .attr<float>("epsilon", 1e-8f, "added to the denominator")
+    .inferShape(inferAdam)
+    .noGrad("an optimizer update");
+
+OAR_OP(adagrad)
+    .summary("s += g^2; p -= lr * g / (sqrt(s) + epsilon)")
+    .input("Param", "parameter")
+    .input("Grad", "its gradient")
+    .input("Moment", "sum of squared gradients, starts at 0")
+    .input("LearningRate", "[1] learning rate")
+    .output("ParamOut", "updated parameter")
+    .output("MomentOut", "updated sum")
+    .attr<float>("epsilon", 1e-6f, "added to the denominator")
+    .inferShape(inferAdagrad)
+    .noGrad("an optimizer update");
+
+} // namespace oar::ops

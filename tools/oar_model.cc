@@ -1,0 +1,75 @@
+// oar-model: writes main.pb and startup.pb for a built-in recipe (linear, mlp, lenet).
+#include "api/recipes.h"
+#include "ir/error.h"
+#include "ir/verify.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("oar-model options");
+static cl::opt<std::string> model("model", cl::desc("linear | mlp | lenet"), cl::init("linear"), cl::cat(category));
+static cl::opt<int64_t> in("in", cl::desc("input width"), cl::init(13), cl::cat(category));
+static cl::opt<std::string> hidden("hidden", cl::desc("mlp hidden sizes, comma separated"), cl::cat(category));
+static cl::opt<std::string> act("act", cl::desc("relu | tanh | sigmoid"), cl::init("relu"), cl::cat(category));
+static cl::opt<int64_t> out("out", cl::desc("output width"), cl::init(1), cl::cat(category));
+static cl::opt<std::string> loss("loss", cl::desc("square_error_cost | softmax_with_cross_entropy"), cl::init("square_error_cost"), cl::cat(category));
+static cl::opt<std::string> optimizer("optimizer", cl::desc("sgd | momentum | adam | adagrad"), cl::init("sgd"), cl::cat(category));
+static cl::opt<float> lr("lr", cl::desc("learning rate"), cl::init(0.01f), cl::cat(category));
+static cl::opt<float> momentum("momentum", cl::desc("momentum factor"), cl::init(0.9f), cl::cat(category));
+static cl::opt<float> beta1("beta1", cl::desc("adam beta1"), cl::init(0.9f), cl::cat(category));
+static cl::opt<float> beta2("beta2", cl::desc("adam beta2"), cl::init(0.999f), cl::cat(category));
+static cl::opt<float> epsilon("epsilon", cl::desc("adam/adagrad epsilon"), cl::init(1e-8f), cl::cat(category));
+static cl::opt<int64_t> batchSize("batch-size", cl::desc("rows per step"), cl::init(32), cl::cat(category));
+static cl::opt<int64_t> epochs("epochs", cl::desc("passes over the data"), cl::init(1), cl::cat(category));
+static cl::opt<int64_t> seed("seed", cl::desc("initializer and shuffle seed"), cl::init(1), cl::cat(category));
+static cl::opt<bool> shuffleRows("shuffle", cl::desc("shuffle rows each epoch (seeded)"), cl::cat(category));
+static cl::opt<std::string> data("data", cl::desc("train data files, comma separated"), cl::cat(category));
+static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"), cl::cat(category));
+static cl::opt<std::string> dataFormat("format", cl::desc("uci_housing | mnist_idx | npy | csv"), cl::cat(category));
+static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required, cl::cat(category));
+static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(category));
+
+static std::vector<std::string> splitList(StringRef s) {
+  SmallVector<StringRef, 8> parts;
+  s.split(parts, ',', -1, false);
+  return {parts.begin(), parts.end()};
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "oar-model: write a built-in model as program files\n");
+  ExitOnError exitOnErr("oar-model: error: ");
+  oar::RecipeSpec spec;
+  spec.model = model, spec.in = in, spec.out = out, spec.act = act, spec.loss = loss;
+  spec.optimizer = optimizer, spec.lr = lr, spec.momentum = momentum;
+  spec.beta1 = beta1, spec.beta2 = beta2, spec.epsilon = epsilon;
+  spec.batchSize = batchSize, spec.epochs = epochs, spec.seed = seed, spec.shuffle = shuffleRows;
+  spec.format = dataFormat, spec.data = splitList(data), spec.testData = splitList(testData);
+  for (const std::string &h : splitList(hidden)) {
+    int64_t v;
+    if (StringRef(h).getAsInteger(10, v))
+      exitOnErr(oar::makeError("--hidden: \"{0}\" is not an integer", h));
+    spec.hidden.push_back(v);
+  }
+  oar::ModelBuilder m = exitOnErr(oar::buildRecipe(spec));
+  exitOnErr(oar::verifyProgram(m.main(), "main"));
+  exitOnErr(oar::verifyProgram(m.startup(), "startup"));
+  if (std::error_code ec = sys::fs::create_directories(outDir))
+    exitOnErr(oar::makeError("{0}: cannot create: {1}", outDir, ec.message()));
+  std::string origin = "written by oar-model --model=" + model;
+  for (auto [prog, name] : {std::pair{&m.main(), "main"}, std::pair{&m.startup(), "startup"}}) {
+    SmallString<256> path(outDir);
+    sys::path::append(path, std::string(name) + ".pb");
+    exitOnErr(oar::saveProgram(*prog, path, origin));
+    if (text) {
+      sys::path::replace_extension(path, ".pbtxt");
+      exitOnErr(oar::saveProgram(*prog, path, origin));
+    }
+  }
+  outs() << "wrote " << outDir << "/main.pb and " << outDir << "/startup.pb ("
+         << m.main().blocks(0).ops_size() << " ops)\n";
+  return 0;
+}
