@@ -1,6 +1,7 @@
 // Program listings and Graphviz drawings.
 #include "ir/listing.h"
 
+#include <charconv>
 #include <map>
 
 #include "ir/error.h"
@@ -9,6 +10,13 @@
 #include "llvm/Support/Path.h"
 
 namespace oar {
+
+/// The shortest text that reads back as the same float ("0.001", "1e-08").
+static std::string floatText(float v) {
+  char buf[32];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, res.ptr);
+}
 
 static std::string joinQuoted(const google::protobuf::RepeatedPtrField<std::string> &v) {
   std::string s;
@@ -20,7 +28,7 @@ static std::string joinQuoted(const google::protobuf::RepeatedPtrField<std::stri
 std::string attrText(const proto::Attr &a) {
   switch (a.value_case()) {
   case proto::Attr::kI: return std::to_string(a.i());
-  case proto::Attr::kF: return llvm::formatv("{0}", a.f()).str();
+  case proto::Attr::kF: return floatText(a.f());
   case proto::Attr::kS: return "\"" + a.s() + "\"";
   case proto::Attr::kB: return a.b() ? "true" : "false";
   case proto::Attr::kBlock: return "block " + std::to_string(a.block());
@@ -33,7 +41,7 @@ std::string attrText(const proto::Attr &a) {
   case proto::Attr::kFloats: {
     std::string s;
     for (float x : a.floats().v())
-      s += (s.empty() ? "" : ", ") + llvm::formatv("{0}", x).str();
+      s += (s.empty() ? "" : ", ") + floatText(x);
     return "[" + s + "]";
   }
   case proto::Attr::kStrings: return joinQuoted(a.strings().v());
