@@ -9,7 +9,8 @@ template <typename T, typename F> static llvm::Error unary(KernelContext &ctx, F
   const Tensor &x = ctx.input("X");
   const T *in = x.data<T>();
   T *out = ctx.output("Out").data<T>();
-  for (int64_t i = 0; i < x.numel(); ++i)
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
     out[i] = f(in[i]);
   return llvm::Error::success();
 }
@@ -19,13 +20,14 @@ template <typename T, typename F> static llvm::Error unaryGrad(KernelContext &ct
   const Tensor &o = ctx.input("Out");
   const T *out = o.data<T>(), *dout = ctx.input("Out@GRAD").data<T>();
   T *dx = ctx.output("X@GRAD").data<T>();
-  for (int64_t i = 0; i < o.numel(); ++i)
+  const int64_t n = o.numel();
+  for (int64_t i = 0; i < n; ++i)
     dx[i] = dout[i] * dfFromOut(out[i]);
   return llvm::Error::success();
 }
 
 template <typename T> static llvm::Error relu(KernelContext &c) {
-  return unary<T>(c, [](T v) { return v > T(0) ? v : T(0); });
+  return unary<T>(c, [](T v) { return std::max(v, T(0)); });
 }
 template <typename T> static llvm::Error sigmoid(KernelContext &c) {
   return unary<T>(c, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
@@ -34,7 +36,7 @@ template <typename T> static llvm::Error tanhKernel(KernelContext &c) {
   return unary<T>(c, [](T v) { return std::tanh(v); });
 }
 template <typename T> static llvm::Error reluGrad(KernelContext &c) {
-  return unaryGrad<T>(c, [](T o) { return o > T(0) ? T(1) : T(0); });
+  return unaryGrad<T>(c, [](T o) { return T(o > T(0)); });
 }
 template <typename T> static llvm::Error sigmoidGrad(KernelContext &c) {
   return unaryGrad<T>(c, [](T o) { return o * (T(1) - o); });

@@ -11,13 +11,21 @@ template <typename T, Bin op> static llvm::Error elementwise(KernelContext &ctx)
   BroadcastShape s = broadcastShape(xt.dims(), yt.dims(), ctx.attrs().getInt("axis"));
   const T *x = xt.data<T>(), *y = yt.data<T>();
   T *out = ctx.output("Out").data<T>();
+  auto apply = [](T a, T b) { return op == Bin::Add ? a + b : op == Bin::Sub ? a - b : a * b; };
+  if (s.post == 1) { // Y runs along X's last dims (a bias add): vectorise over them
+    const int64_t pre = s.pre, n = s.n;
+    for (int64_t i = 0; i < pre; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        out[i * n + j] = apply(x[i * n + j], y[j]);
+    return llvm::Error::success();
+  }
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
       int64_t base = (i * s.n + j) * s.post;
       T yv = y[j];
       for (int64_t k = 0; k < s.post; ++k) {
         T xv = x[base + k];
-        out[base + k] = op == Bin::Add ? xv + yv : op == Bin::Sub ? xv - yv : xv * yv;
+        out[base + k] = apply(xv, yv);
       }
     }
   return llvm::Error::success();
@@ -31,6 +39,19 @@ template <typename T, Bin op> static llvm::Error elementwiseGrad(KernelContext &
   T *dy = ctx.hasOutput("Y@GRAD") ? ctx.output("Y@GRAD").data<T>() : nullptr;
   if (dy)
     std::fill_n(dy, s.n, T(0));
+  if (s.post == 1) { // Y runs along X's last dims: accumulate dY row by row, vectorised
+    const int64_t pre = s.pre, n = s.n;
+    for (int64_t i = 0; i < pre; ++i) {
+      const T *g = dout + i * n;
+      if (dx)
+        for (int64_t j = 0; j < n; ++j)
+          dx[i * n + j] = op == Bin::Mul ? g[j] * y[j] : g[j];
+      if (dy)
+        for (int64_t j = 0; j < n; ++j)
+          dy[j] += op == Bin::Mul ? g[j] * x[i * n + j] : op == Bin::Sub ? -g[j] : g[j];
+    }
+    return llvm::Error::success();
+  }
   for (int64_t i = 0; i < s.pre; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
       int64_t base = (i * s.n + j) * s.post;

@@ -23,7 +23,8 @@ template <typename T> static llvm::Error uniformRandom(KernelContext &ctx) {
   std::mt19937_64 gen(ctx.attrs().getInt("seed"));
   double lo = ctx.attrs().getFloat("min"), hi = ctx.attrs().getFloat("max");
   T *o = out.data<T>();
-  for (int64_t i = 0; i < out.numel(); ++i)
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i)
     o[i] = static_cast<T>(lo + (hi - lo) * unitUniform(gen));
   return llvm::Error::success();
 }
@@ -35,7 +36,8 @@ template <typename T> static llvm::Error gaussianRandom(KernelContext &ctx) {
   std::mt19937_64 gen(ctx.attrs().getInt("seed"));
   double mean = ctx.attrs().getFloat("mean"), stddev = ctx.attrs().getFloat("std");
   T *o = out.data<T>();
-  for (int64_t i = 0; i < out.numel(); ++i) {
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) {
     double u1 = 1.0 - unitUniform(gen), u2 = unitUniform(gen);
     o[i] = static_cast<T>(mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
   }

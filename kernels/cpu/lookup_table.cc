@@ -15,7 +15,8 @@ template <typename T> static llvm::Error lookupTable(KernelContext &ctx) {
   const Tensor &w = ctx.input("W"), &ids = ctx.input("Ids");
   int64_t rows = w.dim(0), width = w.dim(1), pad = ctx.attrs().getInt("padding_idx");
   T *out = ctx.output("Out").data<T>();
-  for (int64_t i = 0; i < ids.numel(); ++i) {
+  const int64_t n = ids.numel();
+  for (int64_t i = 0; i < n; ++i) {
     int64_t id = ids.data<int64_t>()[i];
     if (id == pad) {
       std::fill_n(out + i * width, width, T(0));
@@ -35,7 +36,8 @@ template <typename T> static llvm::Error lookupTableGrad(KernelContext &ctx) {
   const T *dout = ctx.input("Out@GRAD").data<T>();
   Tensor &dw = ctx.output("W@GRAD");
   std::fill_n(dw.data<T>(), dw.numel(), T(0));
-  for (int64_t i = 0; i < ids.numel(); ++i) {
+  const int64_t n = ids.numel();
+  for (int64_t i = 0; i < n; ++i) {
     int64_t id = ids.data<int64_t>()[i];
     if (id == pad)
       continue;

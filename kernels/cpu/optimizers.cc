@@ -10,7 +10,8 @@ template <typename T> static llvm::Error sgd(KernelContext &ctx) {
   T lr = ctx.input("LearningRate").data<T>()[0];
   const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>();
   T *out = ctx.output("ParamOut").data<T>();
-  for (int64_t i = 0; i < g.numel(); ++i)
+  const int64_t n = g.numel();
+  for (int64_t i = 0; i < n; ++i)
     out[i] = p[i] - lr * gv[i];
   return llvm::Error::success();
 }
@@ -22,7 +23,8 @@ template <typename T> static llvm::Error momentum(KernelContext &ctx) {
   bool nesterov = ctx.attrs().getBool("use_nesterov");
   const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>(), *v = ctx.input("Velocity").data<T>();
   T *pOut = ctx.output("ParamOut").data<T>(), *vOut = ctx.output("VelocityOut").data<T>();
-  for (int64_t i = 0; i < g.numel(); ++i) {
+  const int64_t n = g.numel();
+  for (int64_t i = 0; i < n; ++i) {
     T nv = mu * v[i] + gv[i];
     vOut[i] = nv;
     pOut[i] = p[i] - lr * (nesterov ? gv[i] + mu * nv : nv);
@@ -43,7 +45,8 @@ template <typename T> static llvm::Error adam(KernelContext &ctx) {
     *m2Out = ctx.output("Moment2Out").data<T>();
   T lrT = lr * std::sqrt(T(1) - b2p) / (T(1) - b1p);
   T epsT = eps * std::sqrt(T(1) - b2p);
-  for (int64_t i = 0; i < g.numel(); ++i) {
+  const int64_t n = g.numel();
+  for (int64_t i = 0; i < n; ++i) {
     T nm1 = b1 * m1[i] + (T(1) - b1) * gv[i];
     T nm2 = b2 * m2[i] + (T(1) - b2) * gv[i] * gv[i];
     m1Out[i] = nm1;
@@ -61,7 +64,8 @@ template <typename T> static llvm::Error adagrad(KernelContext &ctx) {
   T lr = ctx.input("LearningRate").data<T>()[0], eps = ctx.attrs().getFloat("epsilon");
   const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>(), *m = ctx.input("Moment").data<T>();
   T *pOut = ctx.output("ParamOut").data<T>(), *mOut = ctx.output("MomentOut").data<T>();
-  for (int64_t i = 0; i < g.numel(); ++i) {
+  const int64_t n = g.numel();
+  for (int64_t i = 0; i < n; ++i) {
     T nm = m[i] + gv[i] * gv[i];
     mOut[i] = nm;
     pOut[i] = p[i] - lr * gv[i] / (std::sqrt(nm) + eps);

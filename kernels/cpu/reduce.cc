@@ -6,7 +6,8 @@ namespace oar::cpu {
 template <typename T> static llvm::Error mean(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
   double sum = 0; // accumulate in double: the loss of a big batch is summed here
-  for (int64_t i = 0; i < x.numel(); ++i)
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
     sum += x.data<T>()[i];
   ctx.output("Out").data<T>()[0] = static_cast<T>(sum / std::max<int64_t>(x.numel(), 1));
   return llvm::Error::success();

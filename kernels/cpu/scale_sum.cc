@@ -8,7 +8,8 @@ template <typename T> static llvm::Error scale(KernelContext &ctx) {
   T s = static_cast<T>(ctx.attrs().getFloat("scale")), b = static_cast<T>(ctx.attrs().getFloat("bias"));
   const T *in = x.data<T>();
   T *out = ctx.output("Out").data<T>();
-  for (int64_t i = 0; i < x.numel(); ++i)
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
     out[i] = s * in[i] + b;
   return llvm::Error::success();
 }

@@ -125,7 +125,8 @@ template <typename T> static llvm::Error sigmoidCe(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
   const T *xv = x.data<T>(), *lv = ctx.input("Label").data<T>();
   T *out = ctx.output("Out").data<T>();
-  for (int64_t i = 0; i < x.numel(); ++i)
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
     out[i] = std::max(xv[i], T(0)) - xv[i] * lv[i] + std::log1p(std::exp(-std::abs(xv[i])));
   return llvm::Error::success();
 }
@@ -136,7 +137,8 @@ template <typename T> static llvm::Error sigmoidCeGrad(KernelContext &ctx) {
   const T *xv = x.data<T>(), *lv = ctx.input("Label").data<T>();
   const T *dout = ctx.input("Out@GRAD").data<T>();
   T *dx = ctx.output("X@GRAD").data<T>();
-  for (int64_t i = 0; i < x.numel(); ++i)
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
     dx[i] = (T(1) / (T(1) + std::exp(-xv[i])) - lv[i]) * dout[i];
   return llvm::Error::success();
 }
@@ -146,7 +148,8 @@ template <typename T> static llvm::Error squareError(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
   const T *xv = x.data<T>(), *yv = ctx.input("Y").data<T>();
   T *out = ctx.output("Out").data<T>();
-  for (int64_t i = 0; i < x.numel(); ++i)
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i)
     out[i] = (xv[i] - yv[i]) * (xv[i] - yv[i]);
   return llvm::Error::success();
 }
@@ -158,7 +161,8 @@ template <typename T> static llvm::Error squareErrorGrad(KernelContext &ctx) {
   const T *dout = ctx.input("Out@GRAD").data<T>();
   T *dx = ctx.hasOutput("X@GRAD") ? ctx.output("X@GRAD").data<T>() : nullptr;
   T *dy = ctx.hasOutput("Y@GRAD") ? ctx.output("Y@GRAD").data<T>() : nullptr;
-  for (int64_t i = 0; i < x.numel(); ++i) {
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) {
     T g = 2 * (xv[i] - yv[i]) * dout[i];
     if (dx)
       dx[i] = g;
