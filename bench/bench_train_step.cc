@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fstream>
 #include <thread>
-#include <xmmintrin.h>
 
 #include "api/recipes.h"
 #include "executor/executor.h"
@@ -88,7 +87,6 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "oar training-step benchmark\n");
-  if (getenv("FTZ")) _mm_setcsr(_mm_getcsr() | 0x8040);
   outs() << formatv("machine: {0}, {1} cores; threads used: {2} (OMP_NUM_THREADS={3})\n", cpuModel(),
                     std::thread::hardware_concurrency(), threads.getValue(),
                     getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset");

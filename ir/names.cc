@@ -25,6 +25,10 @@ std::string trainerCopyName(llvm::StringRef var, unsigned trainer) {
   return (var + kTrainerSuffix + llvm::Twine(trainer)).str();
 }
 
+std::string deltaName(llvm::StringRef var) { return (var + "@DELTA").str(); }
+
+std::string syncedName(llvm::StringRef var) { return (var + "@SYNCED").str(); }
+
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind) {
   return (param + "_" + kind + "_0").str();
 }

@@ -25,6 +25,10 @@ std::string renamedGrad(llvm::StringRef grad, unsigned index);
 std::string blockName(llvm::StringRef var, unsigned block);
 /// `w@GRAD.block1`, 0 -> `w@GRAD.block1.trainer_0`: one trainer's copy on a pserver.
 std::string trainerCopyName(llvm::StringRef var, unsigned trainer);
+/// `w.block0` -> `w.block0@DELTA`: a GEO trainer's change to a param block since the last sync.
+std::string deltaName(llvm::StringRef var);
+/// `w` -> `w@SYNCED`: a GEO trainer's copy of the param as the pservers last gave it.
+std::string syncedName(llvm::StringRef var);
 /// Names of a parameter's optimizer state: `w`, "moment1" -> `w_moment1_0`.
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind);
 

@@ -237,6 +237,14 @@ proto::Var *findVar(proto::Block &block, llvm::StringRef name) {
   return nullptr;
 }
 
+static void setDense(proto::Var *v, DType dtype, llvm::ArrayRef<int64_t> dims) {
+  v->set_kind(proto::DENSE_TENSOR);
+  v->mutable_type()->set_dtype(dtype);
+  v->mutable_type()->clear_dims();
+  for (int64_t d : dims)
+    v->mutable_type()->add_dims(d);
+}
+
 proto::Var &declareVar(proto::Block &block, llvm::StringRef name, DType dtype,
                        llvm::ArrayRef<int64_t> dims) {
   proto::Var *v = findVar(block, name);
@@ -244,11 +252,22 @@ proto::Var &declareVar(proto::Block &block, llvm::StringRef name, DType dtype,
     v = block.add_vars();
     v->set_name(name.str());
   }
-  v->set_kind(proto::DENSE_TENSOR);
-  v->mutable_type()->set_dtype(dtype);
-  v->mutable_type()->clear_dims();
-  for (int64_t d : dims)
-    v->mutable_type()->add_dims(d);
+  setDense(v, dtype, dims);
+  return *v;
+}
+
+VarTable::VarTable(proto::Block &block) : block_(block) {
+  for (proto::Var &v : *block.mutable_vars())
+    index_[v.name()] = &v;
+}
+
+proto::Var &VarTable::declare(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> dims) {
+  proto::Var *&v = index_[name];
+  if (!v) {
+    v = block_.add_vars();
+    v->set_name(name.str());
+  }
+  setDense(v, dtype, dims);
   return *v;
 }
 

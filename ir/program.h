@@ -8,6 +8,7 @@
 
 #include "ir/program.pb.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -86,6 +87,20 @@ proto::Var *findVar(proto::Block &block, llvm::StringRef name);
 /// Adds (or replaces) a dense var in `block`; returns it.
 proto::Var &declareVar(proto::Block &block, llvm::StringRef name, DType dtype,
                        llvm::ArrayRef<int64_t> dims);
+
+/// Name -> var lookups over one block in O(1), kept in step with declare(). Var pointers stay
+/// valid while vars are only added (protobuf keeps repeated elements in place).
+class VarTable {
+public:
+  explicit VarTable(proto::Block &block);
+  proto::Var *find(llvm::StringRef name) const { return index_.lookup(name); }
+  /// Adds (or retypes) a dense var, like declareVar().
+  proto::Var &declare(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> dims);
+
+private:
+  proto::Block &block_;
+  llvm::StringMap<proto::Var *> index_;
+};
 
 /// A new empty program with its root block.
 proto::Program newProgram();

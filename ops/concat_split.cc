@@ -93,4 +93,12 @@ OAR_OP(split)
     .inferShape(inferSplit)
     .grad(gradSplit);
 
+OAR_OP(split_byref)
+    .summary("Out[i] = the i-th row block of X (the transpiler's cut of a gradient)")
+    .input("X", "tensor to cut along dim 0")
+    .output("Out", "the row blocks", kDuplicable)
+    .sameAttrsAs(oarOpSchema_split)
+    .inferShape(inferSplit)
+    .noGrad("communication plumbing");
+
 } // namespace oar::ops

@@ -89,6 +89,7 @@ template <typename T> static llvm::Error split(KernelContext &ctx) {
   return llvm::Error::success();
 }
 OAR_CPU_ALL_KERNELS(split, split);
+OAR_CPU_ALL_KERNELS(split_byref, split);
 
 template <typename T> static llvm::Error reshape(KernelContext &ctx) {
   std::memcpy(ctx.output("Out").raw(), ctx.input("X").raw(), ctx.input("X").bytes());

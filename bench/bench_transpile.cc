@@ -1,0 +1,39 @@
+// Transpile-time benchmark: a program with 1,000 parameters of mixed shapes (500 fc layers of
+// random widths, Adam) over 16 endpoints. Prints the time of transpile() and of writing files.
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "api/optimizer.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include "transpiler/transpiler.h"
+
+int main() {
+  llvm::ExitOnError exitOnErr("bench_transpile: ");
+  oar::ModelBuilder m;
+  std::mt19937_64 rng(7);
+  std::string h = m.data("x", {64});
+  for (int i = 0; i < 500; ++i) // 500 x (weight + bias) = 1,000 parameters
+    h = m.fc(h, 8 + static_cast<int64_t>(rng() % 1024), i % 2 ? "relu" : "");
+  exitOnErr(oar::Adam(0.001f).minimize(m, m.mean(h)));
+  oar::DistributeConfig config;
+  config.trainers = 4;
+  for (int i = 0; i < 16; ++i)
+    config.pservers.push_back("10.0.0." + std::to_string(i + 1) + ":6170");
+  double best = 1e9;
+  oar::TranspileResult result;
+  for (int round = 0; round < 5; ++round) {
+    auto start = std::chrono::steady_clock::now();
+    result = exitOnErr(oar::transpile(m.main(), m.startup(), config));
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  size_t blocks = 0;
+  for (const auto &p : result.plan.params)
+    blocks += p.blocks.size();
+  llvm::outs() << llvm::formatv("machine: {0} cores\ntranspile of {1} params ({2} blocks) over {3} "
+                                "endpoints, {4} ops: best of 5 = {5:f3} s\n",
+                                std::thread::hardware_concurrency(), result.plan.params.size(),
+                                blocks, config.pservers.size(), m.main().blocks(0).ops_size(), best);
+  return 0;
+}

@@ -1,0 +1,58 @@
+// Validation of the distributed configuration.
+#include "transpiler/config.h"
+
+#include <set>
+
+#include "ir/error.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace oar {
+
+std::vector<std::string> splitEndpoints(llvm::StringRef list) {
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  list.split(parts, ',', -1, false);
+  std::vector<std::string> out;
+  for (llvm::StringRef p : parts)
+    out.push_back(p.trim().str());
+  return out;
+}
+
+llvm::Error checkEndpoint(llvm::StringRef endpoint) {
+  auto [host, port] = endpoint.rsplit(':');
+  unsigned portNum = 0;
+  if (host.empty() || port.empty() || port.getAsInteger(10, portNum) || portNum == 0 ||
+      portNum > 65535 || host.contains_insensitive(' '))
+    return makeError("pserver endpoint \"{0}\" is malformed; expected host:port with a port in "
+                     "1..65535",
+                     endpoint);
+  return llvm::Error::success();
+}
+
+llvm::Error DistributeConfig::validate() const {
+  if (trainers < 1)
+    return makeError("trainers is {0}; need at least 1", trainers);
+  if (trainerId < 0 || trainerId >= trainers)
+    return makeError("trainer_id {0} is out of range for {1} trainers (use 0..{2})", trainerId,
+                     trainers, trainers - 1);
+  if (pservers.empty())
+    return makeError("no pserver endpoints given (--pservers host:port,...)");
+  std::set<std::string> seen;
+  for (const std::string &ep : pservers) {
+    if (llvm::Error err = checkEndpoint(ep))
+      return err;
+    if (!seen.insert(ep).second)
+      return makeError("pserver endpoint {0} is listed twice", ep);
+  }
+  if (mode != "sync" && mode != "async" && mode != "geo")
+    return makeError("mode \"{0}\" must be sync, async or geo", mode);
+  if (mode == "geo" && geoKSteps < 1)
+    return makeError("geo_k_steps is {0}; need at least 1", geoKSteps);
+  if (minBlockSize < 1)
+    return makeError("min_block_size is {0}; need at least 1 element", minBlockSize);
+  if (splitMethod != "round_robin" && splitMethod != "hash_name")
+    return makeError("split_method \"{0}\" must be round_robin or hash_name", splitMethod);
+  return llvm::Error::success();
+}
+
+} // namespace oar

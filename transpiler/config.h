@@ -1,0 +1,30 @@
+// The distributed job's configuration: one struct, the same names as oar-transpile's flags.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "llvm/Support/Error.h"
+
+namespace oar {
+
+struct DistributeConfig {
+  int64_t trainerId = 0;
+  int64_t trainers = 1;
+  std::vector<std::string> pservers; // host:port, in endpoint order
+  std::string mode = "sync";         // sync | async | geo
+  int64_t geoKSteps = 100;
+  bool sliceVarUp = true;
+  int64_t minBlockSize = 8192;       // elements
+  std::string splitMethod = "round_robin"; // round_robin | hash_name
+
+  /// One-line errors naming the bad field and its value.
+  llvm::Error validate() const;
+};
+
+/// Splits "h1:p1,h2:p2" into endpoints (no validation).
+std::vector<std::string> splitEndpoints(llvm::StringRef list);
+/// Checks one host:port endpoint.
+llvm::Error checkEndpoint(llvm::StringRef endpoint);
+
+} // namespace oar

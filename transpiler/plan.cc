@@ -1,0 +1,187 @@
+// Slicing parameters into blocks and placing the blocks on endpoints.
+#include "transpiler/plan.h"
+
+#include "ir/error.h"
+#include "ir/names.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace oar {
+
+uint64_t fnv1a64(llvm::StringRef s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+int64_t ParamPlan::rowWidth() const {
+  int64_t w = 1;
+  for (size_t i = 1; i < dims.size(); ++i)
+    w *= dims[i];
+  return w;
+}
+
+std::vector<int64_t> sliceSizes(llvm::ArrayRef<int64_t> dims, int64_t numPservers,
+                                int64_t minBlockSize) {
+  int64_t numel = numElements(dims);
+  int64_t maxSplit = std::max<int64_t>(1, numel / minBlockSize);
+  int64_t split = std::min(numPservers, maxSplit);
+  int64_t block = (numel + split - 1) / split;
+  if (dims.size() >= 2) { // whole rows
+    int64_t width = numel / std::max<int64_t>(dims[0], 1);
+    if (width > 0)
+      block = (block + width - 1) / width * width;
+  }
+  split = block > 0 ? (numel + block - 1) / block : 1;
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < split; ++i)
+    sizes.push_back(std::min(block, numel - i * block));
+  return sizes;
+}
+
+namespace {
+
+/// Slots of each known optimizer: param-shaped state, per-param scalars, shared inputs.
+struct OptimizerSlots {
+  const char *type;
+  std::vector<const char *> paramShaped, perParam, shared;
+};
+const OptimizerSlots kOptimizers[] = {
+    {"sgd", {}, {}, {"LearningRate"}},
+    {"momentum", {"Velocity"}, {}, {"LearningRate"}},
+    {"adam", {"Moment1", "Moment2"}, {"Beta1Pow", "Beta2Pow"}, {"LearningRate"}},
+    {"adagrad", {"Moment"}, {}, {"LearningRate"}},
+};
+
+llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
+  const OptimizerSlots *known =
+      llvm::find_if(kOptimizers, [&](const OptimizerSlots &o) { return op.type() == o.type; });
+  if (known == std::end(kOptimizers))
+    return makeError("op #{0} ({1}) updates a parameter but the transpiler does not know this "
+                     "optimizer (known: sgd, momentum, adam, adagrad)",
+                     index, op.type());
+  OptimizerInfo info;
+  info.opIndex = index;
+  info.type = op.type();
+  auto collect = [&](const std::vector<const char *> &slots,
+                     std::vector<std::pair<std::string, std::string>> &out) {
+    for (const char *slot : slots)
+      out.emplace_back(slot, opInputs(op, slot).at(0));
+  };
+  collect(known->paramShaped, info.paramShaped);
+  collect(known->perParam, info.perParam);
+  collect(known->shared, info.shared);
+  return info;
+}
+
+} // namespace
+
+llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const DistributeConfig &config) {
+  if (llvm::Error err = config.validate())
+    return std::move(err);
+  DistributePlan plan;
+  plan.config = config;
+  const proto::Block &block = main.blocks(0);
+  llvm::StringMap<const proto::Var *> vars;
+  for (const proto::Var &v : block.vars())
+    vars[v.name()] = &v;
+  for (int i = 0; i < block.ops_size(); ++i) {
+    const proto::Op &op = block.ops(i);
+    if (op.type() == "lookup_table" && findAttr(op, "is_distributed") &&
+        findAttr(op, "is_distributed")->b())
+      return makeError("op #{0} (lookup_table) has is_distributed=true: distributed lookup tables "
+                       "are not supported yet; use is_distributed=false",
+                       i);
+    if (op.role() != proto::OPTIMIZE)
+      continue;
+    auto info = readOptimizer(op, i);
+    if (!info)
+      return info.takeError();
+    ParamPlan p;
+    p.param = opInputs(op, "Param").at(0);
+    p.grad = opInputs(op, "Grad").at(0);
+    const proto::Var *v = vars.lookup(p.param);
+    if (!v)
+      return makeError("op #{0} ({1}) updates {2}, which is not declared", i, op.type(), p.param);
+    p.dtype = v->type().dtype();
+    p.dims.assign(v->type().dims().begin(), v->type().dims().end());
+    p.optimizer = std::move(*info);
+    plan.params.push_back(std::move(p));
+  }
+  if (plan.params.empty())
+    return makeError("the program has no optimizer ops, so there is nothing to distribute; build "
+                     "it with an optimizer's minimize()");
+  llvm::sort(plan.params, [](const ParamPlan &a, const ParamPlan &b) { return a.param < b.param; });
+
+  int64_t numEndpoints = static_cast<int64_t>(config.pservers.size());
+  size_t roundRobin = 0; // one counter across all blocks of all params
+  for (ParamPlan &p : plan.params) {
+    auto sizes = sliceSizes(p.dims, config.sliceVarUp ? numEndpoints : 1, config.minBlockSize);
+    int64_t begin = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      VarBlock b;
+      b.index = static_cast<unsigned>(i);
+      b.name = sizes.size() > 1 ? blockName(p.param, b.index) : p.param;
+      b.gradName = sizes.size() > 1 ? blockName(p.grad, b.index) : p.grad;
+      b.begin = begin;
+      b.numel = sizes[i];
+      b.dims = p.dims;
+      if (p.dims.size() >= 2)
+        b.dims[0] = sizes[i] / p.rowWidth();
+      else
+        b.dims = {sizes[i]};
+      b.endpointIndex = config.splitMethod == "hash_name"
+                            ? fnv1a64(b.name) % static_cast<uint64_t>(numEndpoints)
+                            : roundRobin++ % static_cast<size_t>(numEndpoints);
+      b.endpoint = config.pservers[b.endpointIndex];
+      begin += sizes[i];
+      p.blocks.push_back(std::move(b));
+    }
+  }
+  return plan;
+}
+
+std::vector<int64_t> DistributePlan::endpointBytes() const {
+  std::vector<int64_t> bytes(config.pservers.size(), 0);
+  for (const ParamPlan &p : params)
+    for (const VarBlock &b : p.blocks)
+      bytes[b.endpointIndex] += b.numel * static_cast<int64_t>(dtypeSize(p.dtype));
+  return bytes;
+}
+
+std::string DistributePlan::digest() const {
+  std::string s = config.mode + "|" + std::to_string(config.trainers) + "|" +
+                  std::to_string(config.mode == "geo" ? config.geoKSteps : 0);
+  for (const std::string &ep : config.pservers)
+    s += "|" + ep;
+  for (const ParamPlan &p : params)
+    for (const VarBlock &b : p.blocks)
+      s += "|" + b.name + ":" + std::to_string(b.numel) + "@" + std::to_string(b.endpointIndex);
+  return llvm::formatv("{0:x16}", fnv1a64(s)).str();
+}
+
+std::string DistributePlan::text() const {
+  std::string out = llvm::formatv("# distribute plan: mode {0}, {1} trainers, {2} pservers, "
+                                  "split {3}, min_block_size {4}, digest {5}\n",
+                                  config.mode, config.trainers, config.pservers.size(),
+                                  config.splitMethod, config.minBlockSize, digest())
+                        .str();
+  out += llvm::formatv("{0,-32} {1,8} {2,10} {3,12}  {4}\n", "block", "rows", "elements", "bytes",
+                       "endpoint")
+             .str();
+  for (const ParamPlan &p : params)
+    for (const VarBlock &b : p.blocks)
+      out += llvm::formatv("{0,-32} {1,8} {2,10} {3,12}  {4}\n", b.name, b.dims[0], b.numel,
+                           b.numel * static_cast<int64_t>(dtypeSize(p.dtype)), b.endpoint)
+                 .str();
+  out += "# load per endpoint\n";
+  auto bytes = endpointBytes();
+  for (size_t i = 0; i < bytes.size(); ++i)
+    out += llvm::formatv("{0,-32} {1,12} bytes\n", config.pservers[i], bytes[i]).str();
+  return out;
+}
+
+} // namespace oar

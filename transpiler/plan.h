@@ -1,0 +1,65 @@
+// The DistributePlan: which block of which parameter lives on which pserver endpoint.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+#include "transpiler/config.h"
+
+namespace oar {
+
+/// One contiguous slice of a parameter (whole rows when the rank is >= 2).
+struct VarBlock {
+  unsigned index = 0;
+  std::string name;              // `<param>.block<i>` when split, else the param's name
+  std::string gradName;          // the matching grad block
+  int64_t begin = 0, numel = 0;  // element range within the flattened param
+  std::vector<int64_t> dims;     // the block's shape
+  std::string endpoint;
+  size_t endpointIndex = 0;
+};
+
+/// How an optimizer op's state maps onto a param's blocks.
+struct OptimizerInfo {
+  size_t opIndex = 0;            // in the single-machine block 0
+  std::string type;
+  std::vector<std::pair<std::string, std::string>> paramShaped; // (input slot, var): sliced
+  std::vector<std::pair<std::string, std::string>> perParam;    // (input slot, var): [1], one per block
+  std::vector<std::pair<std::string, std::string>> shared;      // (input slot, var): whole, shared
+};
+
+struct ParamPlan {
+  std::string param, grad;
+  DType dtype = proto::F32;
+  std::vector<int64_t> dims;
+  std::vector<VarBlock> blocks;
+  OptimizerInfo optimizer;
+  bool split() const { return blocks.size() > 1; }
+  int64_t rowWidth() const;
+};
+
+struct DistributePlan {
+  DistributeConfig config;
+  std::vector<ParamPlan> params; // sorted by name
+  /// Bytes of parameter blocks per endpoint, in endpoint order.
+  std::vector<int64_t> endpointBytes() const;
+  /// A stable hash of everything trainers and pservers must agree on.
+  std::string digest() const;
+  /// The human-readable plan: each block with rows, elements, bytes and endpoint; load per endpoint.
+  std::string text() const;
+};
+
+/// The FNV-1a 64-bit hash (stable across processes and machines).
+uint64_t fnv1a64(llvm::StringRef s);
+
+/// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params.
+/// Errors name an optimizer op the transpiler does not know, or a distributed lookup table.
+llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const DistributeConfig &config);
+
+/// The block sizes (in elements) of a var of `dims` cut for `numPservers` endpoints.
+std::vector<int64_t> sliceSizes(llvm::ArrayRef<int64_t> dims, int64_t numPservers,
+                                int64_t minBlockSize);
+
+} // namespace oar

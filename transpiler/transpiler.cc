@@ -1,0 +1,75 @@
+// transpile() and writing its outputs.
+#include "transpiler/transpiler.h"
+
+#include "ir/error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace oar {
+
+llvm::Expected<TranspileResult> transpile(const proto::Program &main, const proto::Program &startup,
+                                          const DistributeConfig &config) {
+  TranspileResult r;
+  auto plan = makePlan(main, config);
+  if (!plan)
+    return plan.takeError();
+  r.plan = std::move(*plan);
+  auto trainer = buildTrainerProgram(main, r.plan);
+  if (!trainer)
+    return trainer.takeError();
+  r.trainer = std::move(*trainer);
+  r.trainerStartup = buildTrainerStartup(startup, r.trainer, r.plan);
+  for (size_t i = 0; i < config.pservers.size(); ++i) {
+    r.pservers.push_back(buildPserverProgram(main, r.plan, i));
+    auto ps = buildPserverStartup(startup, main, r.plan, i);
+    if (!ps)
+      return ps.takeError();
+    r.pserverStartups.push_back(std::move(*ps));
+  }
+  return r;
+}
+
+llvm::Error writeTranspiled(const TranspileResult &r, llvm::StringRef dir, bool text,
+                            llvm::StringRef origin) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("{0}: cannot create directory: {1}", dir, ec.message());
+  auto write = [&](const proto::Program &p, const std::string &stem,
+                   const std::string &what) -> llvm::Error {
+    std::string head = what + ", " + origin.str();
+    for (const char *ext : {".pb", ".pbtxt"}) {
+      if (std::string(ext) == ".pbtxt" && !text)
+        continue;
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, stem + ext);
+      if (llvm::Error err = saveProgram(p, path, head))
+        return err;
+    }
+    return llvm::Error::success();
+  };
+  size_t n = r.pservers.size();
+  std::string trainers = std::to_string(r.plan.config.trainers);
+  if (llvm::Error err = write(r.trainer, "trainer", "trainer of " + trainers))
+    return err;
+  if (llvm::Error err = write(r.trainerStartup, "trainer.startup", "trainer startup"))
+    return err;
+  for (size_t i = 0; i < n; ++i) {
+    std::string what = "pserver " + std::to_string(i) + " of " + std::to_string(n) + " (" +
+                       r.plan.config.pservers[i] + ")";
+    if (llvm::Error err = write(r.pservers[i], "pserver." + std::to_string(i), what))
+      return err;
+    if (llvm::Error err =
+            write(r.pserverStartups[i], "pserver." + std::to_string(i) + ".startup", what + " startup"))
+      return err;
+  }
+  llvm::SmallString<256> planPath(dir);
+  llvm::sys::path::append(planPath, "plan.txt");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(planPath, ec);
+  if (ec)
+    return makeError("{0}: cannot write: {1}", planPath, ec.message());
+  os << r.plan.text();
+  return llvm::Error::success();
+}
+
+} // namespace oar
