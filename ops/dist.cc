@@ -40,6 +40,9 @@ OAR_OP(listen_and_serv)
     .attr<std::vector<std::string>>("grad_to_block_id", {},
                                     "`<grad block>:<optimize block index>` for each grad block")
     .attr<std::vector<std::string>>("param_blocks", {}, "the param blocks this pserver serves")
+    .attr<std::vector<std::string>>("block_params", {}, "the whole param of each param block")
+    .attr<std::vector<int64_t>>("block_row_begin", {},
+                                "first row (element for rank 1) of each param block in its param")
     .attr<std::vector<int64_t>>("optimize_blocks", {}, "sub-block indices, one per param block")
     .attr<std::string>("plan_digest", "", "hash of the distribute plan; trainers must match")
     .inferShape(inferNothing)

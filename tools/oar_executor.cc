@@ -1,31 +1,65 @@
-// oar-executor: trains one node. On a single machine: run startup, train over the program's
-// data feed, evaluate on its test feed, save persistables.
+// oar-executor: runs one node. Alone it trains on this machine; with a role (from flags, from
+// Paddle's PADDLE_* variables or from TF_CONFIG) it is a trainer or a pserver of a job. Given a
+// single-machine main/startup it transpiles in-process for its role, so every node runs the same
+// command line; given --dir it runs the transpiled file for its role.
 #include "executor/npy.h"
 #include "executor/progress.h"
 #include "executor/trainer.h"
 #include "ir/verify.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+#include "runtime/node.h"
+#include "runtime/signals.h"
 
 using namespace llvm;
 
 static cl::OptionCategory category("oar-executor options");
-static cl::opt<std::string> mainPath("main", cl::desc("main program (.pb or .pbtxt)"), cl::Required, cl::cat(category));
-static cl::opt<std::string> startupPath("startup", cl::desc("startup program"), cl::Required, cl::cat(category));
-static cl::opt<std::string> loadDir("load", cl::desc("load persistables from DIR/<var>.npy"), cl::cat(category));
+static cl::opt<std::string> mainPath("main", cl::desc("main program (.pb or .pbtxt)"), cl::cat(category));
+static cl::opt<std::string> startupPath("startup", cl::desc("startup program"), cl::cat(category));
+static cl::opt<std::string> dir("dir", cl::desc("a directory written by oar-transpile"), cl::cat(category));
+static cl::opt<std::string> loadDir("load", cl::desc("load persistables from DIR/<var>.npy (pservers: whole params)"), cl::cat(category));
 static cl::opt<std::string> saveDir("save", cl::desc("save persistables as DIR/<var>.npy"), cl::cat(category));
 static cl::opt<std::string> metricsPath("metrics", cl::desc("write per-step metrics CSV"), cl::cat(category));
 static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: about 20 lines)"), cl::init(0), cl::cat(category));
 
-int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "oar-executor: train a program on this node\n");
-  ExitOnError exitOnErr("oar-executor: error: ");
+static cl::OptionCategory jobCategory("distributed job (flags override PADDLE_* and TF_CONFIG)");
+static cl::opt<std::string> role("role", cl::desc("trainer | pserver"), cl::cat(jobCategory));
+static cl::opt<int64_t> trainerId("trainer-id", cl::desc("this trainer's id"), cl::init(0), cl::cat(jobCategory));
+static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1), cl::cat(jobCategory));
+static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."), cl::cat(jobCategory));
+static cl::opt<std::string> endpoint("endpoint", cl::desc("this pserver's advertised host:port"), cl::cat(jobCategory));
+static cl::opt<std::string> bind("bind", cl::desc("this pserver's bind address, e.g. 0.0.0.0:6170"), cl::cat(jobCategory));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"), cl::cat(jobCategory));
+static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"), cl::init(100), cl::cat(jobCategory));
+static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"), cl::init(true), cl::cat(jobCategory));
+static cl::opt<int64_t> minBlockSize("min-block-size", cl::desc("smallest block, in elements"), cl::init(8192), cl::cat(jobCategory));
+static cl::opt<std::string> splitMethod("split-method", cl::desc("round_robin | hash_name"), cl::init("round_robin"), cl::cat(jobCategory));
+static cl::opt<int64_t> connectTimeoutMs("connect-timeout-ms", cl::desc("reaching a pserver"), cl::init(30000), cl::cat(jobCategory));
+static cl::opt<int64_t> replyTimeoutMs("reply-timeout-ms", cl::desc("a pserver's reply"), cl::init(60000), cl::cat(jobCategory));
+static cl::opt<int64_t> barrierTimeoutMs("barrier-timeout-ms", cl::desc("a pserver waiting for slow trainers"), cl::init(60000), cl::cat(jobCategory));
+static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms", cl::desc("a pserver hearing from no trainer"), cl::init(600000), cl::cat(jobCategory));
+
+static ExitOnError exitOnErr("oar-executor: error: ");
+
+static void printEval(const oar::EvalResult &eval) {
+  outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
+  for (const auto &[name, value] : eval.metrics)
+    outs() << formatv(", {0} {1:f4}", name, value);
+  outs() << "\n";
+}
+
+/// Single machine: startup, optional --load, train, test, optional --save.
+static int runSingle() {
+  if (mainPath.empty() || startupPath.empty())
+    exitOnErr(oar::makeError("--main and --startup are required"));
   oar::proto::Program mainProg = exitOnErr(oar::loadProgram(mainPath));
   oar::proto::Program startupProg = exitOnErr(oar::loadProgram(startupPath));
   exitOnErr(oar::verifyProgram(mainProg, mainPath));
   exitOnErr(oar::verifyProgram(startupProg, startupPath));
-
+  if (!mainProg.dist().role().empty())
+    exitOnErr(oar::makeError("{0} is a {1} program of a distributed job; run it with --role or "
+                             "through oar-launch",
+                             mainPath, mainProg.dist().role()));
   oar::Executor exec;
   oar::Scope scope;
   exitOnErr(exec.run(startupProg, scope));
@@ -48,16 +82,74 @@ int main(int argc, char **argv) {
   if (!reports.empty())
     outs() << formatv("trained {0} steps: first loss {1:f6}, last loss {2:f6}\n", reports.size(),
                       reports.front().loss, reports.back().loss);
-  if (mainProg.has_test_feed() && mainProg.test_feed().columns_size() > 0) {
-    auto eval = exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed()));
-    outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
-    for (const auto &[name, value] : eval.metrics)
-      outs() << formatv(", {0} {1:f4}", name, value);
-    outs() << "\n";
-  }
+  if (mainProg.has_test_feed() && mainProg.test_feed().columns_size() > 0)
+    printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
   if (!saveDir.empty()) {
     exitOnErr(oar::savePersistables(mainProg, scope, saveDir));
     outs() << "saved persistables to " << saveDir << "\n";
   }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions({&category, &jobCategory});
+  cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
+  oar::runtime::installStopHandlers();
+  oar::runtime::NodeOptions opts;
+  opts.cluster = exitOnErr(oar::runtime::clusterFromEnv([](const char *n) { return getenv(n); }));
+  oar::runtime::ClusterSpec &c = opts.cluster;
+  if (role.getNumOccurrences())
+    c.role = role;
+  if (trainerId.getNumOccurrences())
+    c.trainerId = trainerId;
+  if (trainers.getNumOccurrences() || c.trainers == 0)
+    c.trainers = trainers;
+  if (pservers.getNumOccurrences())
+    c.pservers = oar::splitEndpoints(pservers);
+  if (endpoint.getNumOccurrences())
+    c.currentEndpoint = endpoint;
+  if (c.role.empty())
+    return runSingle();
+  if (c.role != "trainer" && c.role != "pserver")
+    exitOnErr(oar::makeError("--role \"{0}\" must be trainer or pserver", c.role));
+  if (dir.empty() && (mainPath.empty() || startupPath.empty()))
+    exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
+
+  opts.config.mode = mode, opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
+  opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
+  opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
+  opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);
+  opts.timeouts.barrier = std::chrono::milliseconds(barrierTimeoutMs);
+  opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
+  opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
+  opts.log = [](const std::string &line) { errs() << line << "\n"; };
+  auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
+
+  if (c.role == "pserver") {
+    exitOnErr(oar::runtime::runPserver(progs, opts));
+    return 0;
+  }
+  std::unique_ptr<oar::MetricsWriter> metrics;
+  if (!metricsPath.empty())
+    metrics = exitOnErr(oar::MetricsWriter::open(metricsPath));
+  oar::ProgressPrinter progress(outs(), "", logEvery);
+  double firstLoss = 0, lastLoss = 0;
+  int64_t steps = 0;
+  opts.onStep = [&](const oar::StepReport &r) {
+    progress.update(r);
+    if (metrics)
+      metrics->write(r);
+    (steps++ == 0 ? firstLoss : lastLoss) = r.loss;
+    lastLoss = r.loss;
+  };
+  std::optional<oar::EvalResult> eval;
+  exitOnErr(oar::runtime::runTrainer(progs, opts, eval));
+  progress.finish();
+  outs() << formatv("trainer {0}: trained {1} steps: first loss {2:f6}, last loss {3:f6}\n",
+                    c.trainerId, steps, firstLoss, lastLoss);
+  if (eval)
+    printEval(*eval);
+  if (!saveDir.empty() && c.trainerId == 0)
+    outs() << "saved parameters to " << saveDir << "\n";
   return 0;
 }

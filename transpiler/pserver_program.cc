@@ -55,8 +55,8 @@ proto::Program buildPserverProgram(const proto::Program &main, const DistributeP
   proto::Program out = newProgram();
   proto::Block &root = *out.mutable_blocks(0);
   VarTable vars(root);
-  std::vector<std::string> gradToBlock, paramBlocks;
-  std::vector<int64_t> optimizeBlocks;
+  std::vector<std::string> gradToBlock, paramBlocks, blockParams;
+  std::vector<int64_t> optimizeBlocks, blockRowBegin;
 
   for (const ParamPlan &p : plan.params)
     for (const VarBlock &b : p.blocks) {
@@ -64,6 +64,8 @@ proto::Program buildPserverProgram(const proto::Program &main, const DistributeP
         continue;
       declareState(vars, p, b.name, b.dims);
       paramBlocks.push_back(b.name);
+      blockParams.push_back(p.param);
+      blockRowBegin.push_back(b.begin / p.rowWidth());
       proto::Block &sub = *out.add_blocks();
       sub.set_idx(out.blocks_size() - 1);
       sub.set_parent(0);
@@ -116,6 +118,8 @@ proto::Program buildPserverProgram(const proto::Program &main, const DistributeP
                             {"mode", mode},
                             {"grad_to_block_id", gradToBlock},
                             {"param_blocks", paramBlocks},
+                            {"block_params", blockParams},
+                            {"block_row_begin", blockRowBegin},
                             {"optimize_blocks", optimizeBlocks},
                             {"plan_digest", plan.digest()}},
                            proto::DIST);

@@ -1,0 +1,166 @@
+// The trainer's communicator.
+#include "runtime/communicator.h"
+
+#include <thread>
+
+#include "ir/error.h"
+#include "runtime/signals.h"
+
+namespace oar::runtime {
+
+Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts)
+    : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts), context_(1) {}
+
+Communicator::~Communicator() {
+  for (auto &[ep, s] : sockets_)
+    s->close();
+}
+
+std::string Communicator::who() const { return "trainer " + std::to_string(trainerId_); }
+
+zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
+  auto &s = sockets_[endpoint];
+  if (!s) {
+    s = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
+    s->set(zmq::sockopt::linger, 0);
+    s->set(zmq::sockopt::immediate, 1); // do not queue for a pserver we are not connected to
+    s->set(zmq::sockopt::sndtimeo, 200);
+    s->connect(zmqAddress(endpoint));
+  }
+  return *s;
+}
+
+llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<Request> &requests,
+                                                             const char *what) {
+  try {
+    for (const Request &r : requests) {
+      zmq::socket_t &s = socketFor(r.endpoint);
+      // With `immediate`, a send fails fast while the connection is down: retry until the
+      // reply timeout so a pserver that went away is reported, not waited for forever.
+      auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
+      for (;;) {
+        try {
+          sendMessage(s, r.header, r.tensor);
+          break;
+        } catch (const zmq::error_t &e) {
+          if (e.num() != EAGAIN || std::chrono::steady_clock::now() > deadline || stopRequested())
+            return makeError("{0}: cannot send to pserver {1} while {2} {3}: {4}", who(),
+                             r.endpoint, what, r.header.var(), e.what());
+        }
+      }
+    }
+    std::vector<Message> replies;
+    for (const Request &r : requests) {
+      auto start = std::chrono::steady_clock::now();
+      std::optional<std::vector<zmq::message_t>> frames;
+      while (!frames) { // wake up now and then to honour SIGTERM
+        auto left = timeouts_.reply - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - start);
+        if (left.count() <= 0)
+          return makeError("{0}: no reply from pserver {1} in {2} s while {3} {4}; is it running?",
+                           who(), r.endpoint, timeouts_.reply.count() / 1000.0, what,
+                           r.header.var().empty() ? kindName(r.header.kind()).str() : r.header.var());
+        if (stopRequested())
+          return makeError("{0}: stopped by signal while {1}", who(), what);
+        frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
+      }
+      auto msg = decodeMessage(*frames, 0);
+      if (!msg)
+        return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
+                         llvm::toString(msg.takeError()));
+      if (msg->header.kind() == proto::REPLY_ERROR)
+        return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
+                         kindName(r.header.kind()), r.header.var(), msg->header.error());
+      replies.push_back(std::move(*msg));
+    }
+    return replies;
+  } catch (const zmq::error_t &e) {
+    return makeError("{0}: ZeroMQ error while {1}: {2}", who(), what, e.what());
+  }
+}
+
+llvm::Error Communicator::connect(const JobIdentity &job) {
+  for (const std::string &ep : endpoints_) {
+    proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, 0);
+    hello.set_mode(job.mode);
+    hello.set_trainers(job.trainers);
+    hello.set_plan_digest(job.planDigest);
+    auto start = std::chrono::steady_clock::now();
+    std::chrono::milliseconds backoff(50);
+    for (int attempt = 1;; ++attempt) {
+      Timeouts saved = timeouts_;
+      timeouts_.reply = std::min(timeouts_.reply, std::chrono::milliseconds(2000));
+      auto reply = roundTrip({{hello, nullptr, ep}}, "connecting");
+      timeouts_ = saved;
+      if (reply)
+        break;
+      std::string why = llvm::toString(reply.takeError());
+      if (why.find("refused") != std::string::npos) // a job mismatch: retrying cannot help
+        return makeError("{0}", why);
+      // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
+      sockets_.erase(ep);
+      auto waited = std::chrono::steady_clock::now() - start;
+      if (waited > timeouts_.connect || stopRequested())
+        return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3} s; is it "
+                         "running and is the address right?",
+                         who(), ep, attempt, timeouts_.connect.count() / 1000.0);
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
+                                   const std::vector<std::string> &endpoints, proto::MsgKind kind) {
+  std::vector<Request> reqs;
+  for (size_t i = 0; i < vars.size(); ++i)
+    reqs.push_back({makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]});
+  auto replies = roundTrip(reqs, "sending");
+  return replies ? llvm::Error::success() : replies.takeError();
+}
+
+llvm::Error Communicator::getVars(const std::vector<std::string> &names,
+                                  const std::vector<std::string> &endpoints,
+                                  std::vector<Tensor> &out) {
+  std::vector<Request> reqs;
+  for (size_t i = 0; i < names.size(); ++i)
+    reqs.push_back({makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
+  auto replies = roundTrip(reqs, "receiving");
+  if (!replies)
+    return replies.takeError();
+  out.clear();
+  for (size_t i = 0; i < replies->size(); ++i) {
+    Message &m = (*replies)[i];
+    if (m.header.var() != names[i] || !m.tensor.initialized())
+      return makeError("{0}: pserver {1} answered {2} with {3}", who(), endpoints[i], names[i],
+                       m.header.var());
+    out.push_back(std::move(m.tensor));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::barrier(proto::MsgKind kind) {
+  std::vector<Request> reqs;
+  for (const std::string &ep : endpoints_)
+    reqs.push_back({makeHeader(kind, "", trainerId_, step_), nullptr, ep});
+  auto replies = roundTrip(reqs, kind == proto::SEND_BARRIER ? "in send_barrier" : "in fetch_barrier");
+  if (!replies)
+    return replies.takeError();
+  if (kind == proto::SEND_BARRIER)
+    advanceStep();
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::complete() {
+  llvm::Error result = llvm::Error::success();
+  for (const std::string &ep : endpoints_) {
+    auto reply = roundTrip({{makeHeader(proto::COMPLETE, "", trainerId_, step_), nullptr, ep}},
+                           "completing");
+    if (!reply)
+      result = llvm::joinErrors(std::move(result), reply.takeError());
+  }
+  return result;
+}
+
+} // namespace oar::runtime

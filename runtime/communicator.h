@@ -1,0 +1,64 @@
+// The trainer's side of the runtime: one connection per pserver, request/reply with timeouts.
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "runtime/protocol.h"
+
+namespace oar::runtime {
+
+/// What a trainer tells every pserver when it connects; a mismatch is refused.
+struct JobIdentity {
+  std::string mode;
+  int64_t trainers = 1;
+  std::string planDigest;
+};
+
+/// Talks to the pservers for one trainer. Not thread safe: one executor thread uses it.
+class Communicator {
+public:
+  Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts);
+  ~Communicator();
+
+  /// Connects to every pserver and checks the job matches (retrying with backoff until the
+  /// connect timeout). Errors name the endpoint.
+  llvm::Error connect(const JobIdentity &job);
+  /// Sends each tensor to its endpoint and waits for every acknowledgement.
+  llvm::Error sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
+                       const std::vector<std::string> &endpoints, proto::MsgKind kind = proto::SEND_VAR);
+  /// Fetches each var from its endpoint into `out` (in order).
+  llvm::Error getVars(const std::vector<std::string> &names,
+                      const std::vector<std::string> &endpoints, std::vector<Tensor> &out);
+  /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver.
+  llvm::Error barrier(proto::MsgKind kind);
+  /// Tells every pserver this trainer is done (Paddle's exe.close()); errors are reported but
+  /// every pserver is told.
+  llvm::Error complete();
+
+  int64_t trainerId() const { return trainerId_; }
+  /// The step the next SEND_BARRIER closes; advanced by each SEND_BARRIER.
+  int64_t step() const { return step_; }
+  void advanceStep() { ++step_; }
+
+private:
+  struct Request {
+    proto::MsgHeader header;
+    const Tensor *tensor = nullptr;
+    std::string endpoint;
+  };
+  /// Sends every request, then collects one reply per request (per-endpoint order).
+  llvm::Expected<std::vector<Message>> roundTrip(const std::vector<Request> &requests,
+                                                 const char *what);
+  zmq::socket_t &socketFor(const std::string &endpoint);
+  std::string who() const;
+
+  int64_t trainerId_;
+  std::vector<std::string> endpoints_;
+  Timeouts timeouts_;
+  int64_t step_ = 0;
+  zmq::context_t context_;
+  std::map<std::string, std::unique_ptr<zmq::socket_t>> sockets_;
+};
+
+} // namespace oar::runtime

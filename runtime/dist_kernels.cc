@@ -1,0 +1,141 @@
+// CPU kernels of send, recv, send_barrier, fetch_barrier, listen_and_serv and geo_sync.
+#include <cstring>
+
+#include "executor/kernel.h"
+#include "ir/error.h"
+#include "ir/names.h"
+#include "runtime/env.h"
+
+namespace oar::runtime {
+
+namespace {
+
+llvm::Expected<RunEnv *> envOf(KernelContext &ctx, bool needComm) {
+  auto *env = static_cast<RunEnv *>(ctx.env());
+  if (!env || (needComm && !env->comm))
+    return makeError("{0} needs the distributed runtime: run this program with oar-executor as "
+                     "part of a job (oar-launch, or --role)",
+                     ctx.op().type());
+  return env;
+}
+
+llvm::Error sendKernel(KernelContext &ctx) {
+  auto env = envOf(ctx, true);
+  if (!env)
+    return env.takeError();
+  auto names = opInputs(ctx.op(), "X");
+  auto eps = ctx.attrs().getStrings("epmap");
+  std::vector<std::pair<std::string, const Tensor *>> vars;
+  for (size_t i = 0; i < names.size(); ++i)
+    vars.push_back({names[i], &ctx.input("X", i)});
+  return (*env)->comm->sendVars(vars, eps);
+}
+
+llvm::Error recvKernel(KernelContext &ctx) {
+  auto env = envOf(ctx, true);
+  if (!env)
+    return env.takeError();
+  auto names = opOutputs(ctx.op(), "Out");
+  std::vector<Tensor> got;
+  if (llvm::Error err = (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), got))
+    return err;
+  for (size_t i = 0; i < names.size(); ++i)
+    ctx.scope().get(names[i]) = std::move(got[i]);
+  return llvm::Error::success();
+}
+
+llvm::Error sendBarrierKernel(KernelContext &ctx) {
+  auto env = envOf(ctx, true);
+  return env ? (*env)->comm->barrier(proto::SEND_BARRIER) : env.takeError();
+}
+
+llvm::Error fetchBarrierKernel(KernelContext &ctx) {
+  auto env = envOf(ctx, true);
+  return env ? (*env)->comm->barrier(proto::FETCH_BARRIER) : env.takeError();
+}
+
+llvm::Error listenAndServKernel(KernelContext &ctx) {
+  auto env = envOf(ctx, false);
+  if (!env)
+    return env.takeError();
+  if (!(*env)->program)
+    return makeError("listen_and_serv needs the pserver program in its environment");
+  PserverLoop loop(*(*env)->program, ctx.scope(), (*env)->pserver);
+  return loop.run();
+}
+
+/// Rows (elements for rank 1) of `t` as a [rows, rest] view: the offset and size of a block.
+int64_t rowWidth(const Tensor &t) { return t.rank() ? t.numel() / std::max<int64_t>(t.dim(0), 1) : 1; }
+
+// Every k steps: push (param - synced)/trainers per block, pull the params, and rebase the local
+// copy on them: local += server - synced; synced = server.
+llvm::Error geoSyncKernel(KernelContext &ctx) {
+  auto envOr = envOf(ctx, true);
+  if (!envOr)
+    return envOr.takeError();
+  RunEnv &env = **envOr;
+  ++env.geoStep;
+  int64_t k = ctx.attrs().getInt("k_steps");
+  if (!env.forceGeoSync && env.geoStep % k != 0)
+    return llvm::Error::success();
+  float invTrainers = 1.0f / static_cast<float>(ctx.attrs().getInt("trainers"));
+  auto sections = ctx.attrs().getInts("sections"), rows = ctx.attrs().getInts("block_rows");
+  auto names = ctx.attrs().getStrings("block_names"), eps = ctx.attrs().getStrings("epmap");
+  auto params = opInputs(ctx.op(), "Param");
+  size_t block = 0;
+  for (size_t p = 0; p < params.size(); ++p) {
+    Tensor &local = ctx.scope().get(params[p]);
+    Tensor *synced = ctx.scope().find(syncedName(params[p]));
+    if (!synced || synced->numel() != local.numel() || local.dtype() != proto::F32)
+      return makeError("geo_sync: {0} has no f32 synced copy {1}", params[p], syncedName(params[p]));
+    int64_t width = rowWidth(local), offset = 0;
+    std::vector<Tensor> deltas;
+    std::vector<std::pair<std::string, const Tensor *>> sends;
+    std::vector<std::string> blockNames, blockEps;
+    for (int64_t b = 0; b < sections[p]; ++b, ++block) {
+      std::vector<int64_t> dims(local.dims().begin(), local.dims().end());
+      dims[0] = rows[block];
+      Tensor delta(proto::F32, dims);
+      for (int64_t i = 0; i < delta.numel(); ++i)
+        delta.data<float>()[i] = (local.data<float>()[offset + i] - synced->data<float>()[offset + i]) * invTrainers;
+      offset += rows[block] * width;
+      deltas.push_back(std::move(delta));
+      blockNames.push_back(names[block]);
+      blockEps.push_back(eps[block]);
+    }
+    for (size_t i = 0; i < deltas.size(); ++i)
+      sends.push_back({deltaName(blockNames[i]), &deltas[i]});
+    if (llvm::Error err = env.comm->sendVars(sends, blockEps))
+      return err;
+    std::vector<Tensor> server;
+    if (llvm::Error err = env.comm->getVars(blockNames, blockEps, server))
+      return err;
+    offset = 0;
+    for (const Tensor &s : server) {
+      for (int64_t i = 0; i < s.numel(); ++i) {
+        float fresh = s.data<float>()[i];
+        local.data<float>()[offset + i] += fresh - synced->data<float>()[offset + i];
+        synced->data<float>()[offset + i] = fresh;
+      }
+      offset += s.numel();
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+#define OAR_DIST_KERNEL(op, fn)                                                                   \
+  OAR_KERNEL(op, Device::Cpu, proto::F32, fn);                                                    \
+  OAR_KERNEL(op, Device::Cpu, proto::F64, fn);                                                    \
+  OAR_KERNEL(op, Device::Cpu, proto::I32, fn);                                                    \
+  OAR_KERNEL(op, Device::Cpu, proto::I64, fn)
+
+OAR_DIST_KERNEL(send, sendKernel);
+OAR_DIST_KERNEL(recv, recvKernel);
+OAR_DIST_KERNEL(send_barrier, sendBarrierKernel);
+OAR_DIST_KERNEL(fetch_barrier, fetchBarrierKernel);
+OAR_DIST_KERNEL(listen_and_serv, listenAndServKernel);
+OAR_DIST_KERNEL(geo_sync, geoSyncKernel);
+
+} // namespace oar::runtime

@@ -1,0 +1,201 @@
+// Trainer and pserver nodes.
+#include "runtime/node.h"
+
+#include <map>
+
+#include "executor/npy.h"
+#include "ir/error.h"
+#include "ir/verify.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "ops/op_registry.h"
+#include "runtime/env.h"
+#include "transpiler/transpiler.h"
+
+namespace oar::runtime {
+
+namespace {
+
+std::string inDir(llvm::StringRef dir, const std::string &file) {
+  llvm::SmallString<256> p(dir);
+  llvm::sys::path::append(p, file);
+  return p.str().str();
+}
+
+llvm::Expected<NodePrograms> loadPair(const std::string &main, const std::string &startup) {
+  NodePrograms p;
+  auto m = loadProgram(main);
+  if (!m)
+    return m.takeError();
+  auto s = loadProgram(startup);
+  if (!s)
+    return s.takeError();
+  p.main = std::move(*m);
+  p.startup = std::move(*s);
+  if (llvm::Error err = verifyProgram(p.main, main))
+    return std::move(err);
+  if (llvm::Error err = verifyProgram(p.startup, startup))
+    return std::move(err);
+  return p;
+}
+
+const proto::Op *listenOp(const proto::Program &prog) {
+  for (const proto::Op &op : prog.blocks(0).ops())
+    if (op.type() == "listen_and_serv")
+      return &op;
+  return nullptr;
+}
+
+} // namespace
+
+llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringRef dir,
+                                          llvm::StringRef mainPath, llvm::StringRef startupPath) {
+  const ClusterSpec &c = opts.cluster;
+  if (!dir.empty()) { // a transpiled directory
+    if (c.role == "trainer")
+      return loadPair(inDir(dir, "trainer.pb"), inDir(dir, "trainer.startup.pb"));
+    auto trainer = loadProgram(inDir(dir, "trainer.pb"));
+    if (!trainer)
+      return trainer.takeError();
+    ClusterSpec withList = c;
+    withList.pservers.assign(trainer->dist().pservers().begin(), trainer->dist().pservers().end());
+    auto index = pserverIndex(withList);
+    if (!index)
+      return index.takeError();
+    std::string stem = "pserver." + std::to_string(*index);
+    return loadPair(inDir(dir, stem + ".pb"), inDir(dir, stem + ".startup.pb"));
+  }
+  auto single = loadPair(mainPath.str(), startupPath.str());
+  if (!single)
+    return single.takeError();
+  DistributeConfig config = opts.config;
+  config.trainers = c.trainers;
+  config.trainerId = c.role == "trainer" ? c.trainerId : 0;
+  config.pservers = c.pservers;
+  auto result = transpile(single->main, single->startup, config);
+  if (!result)
+    return result.takeError();
+  if (c.role == "trainer")
+    return NodePrograms{std::move(result->trainer), std::move(result->trainerStartup)};
+  auto index = pserverIndex(c);
+  if (!index)
+    return index.takeError();
+  return NodePrograms{std::move(result->pservers[*index]), std::move(result->pserverStartups[*index])};
+}
+
+llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
+                       std::optional<EvalResult> &testResult) {
+  const proto::DistributeInfo &dist = progs.main.dist();
+  if (dist.role() != "trainer")
+    return makeError("this program is a {0} program, not a trainer's",
+                     dist.role().empty() ? "single-machine" : dist.role());
+  int64_t id = opts.cluster.trainerId;
+  if (id < 0 || id >= dist.trainers())
+    return makeError("trainer id {0} is out of range for {1} trainers", id, dist.trainers());
+  std::vector<std::string> endpoints(dist.pservers().begin(), dist.pservers().end());
+  Communicator comm(id, endpoints, opts.timeouts);
+  if (llvm::Error err = comm.connect({dist.mode(), dist.trainers(), dist.plan_digest()}))
+    return err;
+  RunEnv env;
+  env.comm = &comm;
+  env.program = &progs.main;
+  Executor exec;
+  exec.setEnv(&env);
+  Scope scope;
+  if (llvm::Error err = exec.run(progs.startup, scope))
+    return addContext(std::move(err), "trainer " + std::to_string(id) + " startup");
+  TrainOptions train;
+  train.trainerId = id;
+  train.trainers = dist.trainers();
+  train.onStep = opts.onStep;
+  auto reports = trainLoop(exec, progs.main, scope, train);
+  if (!reports) {
+    llvm::consumeError(comm.complete()); // let the pservers stop waiting for us
+    return addContext(reports.takeError(), "trainer " + std::to_string(id));
+  }
+  if (dist.mode() == "geo") { // push what changed since the last sync
+    env.forceGeoSync = true;
+    for (const proto::Op &op : progs.main.blocks(0).ops())
+      if (op.type() == "geo_sync")
+        if (llvm::Error err = exec.runOp(op, scope, "final geo_sync"))
+          return err;
+  }
+  if (id == 0 && progs.main.has_test_feed() && progs.main.test_feed().columns_size() > 0) {
+    auto eval = evaluate(exec, progs.main, scope, progs.main.test_feed());
+    if (!eval)
+      return eval.takeError();
+    testResult = *eval;
+  }
+  if (id == 0 && !opts.saveDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(opts.saveDir))
+      return makeError("{0}: cannot create directory: {1}", opts.saveDir, ec.message());
+    for (const proto::Var &v : progs.main.blocks(0).vars())
+      if (v.is_parameter())
+        if (const Tensor *t = scope.find(v.name()))
+          if (llvm::Error err = writeNpy(inDir(opts.saveDir, v.name() + ".npy"), *t))
+            return err;
+  }
+  return comm.complete();
+}
+
+/// Loads whole params from `dir` and keeps this pserver's rows of each block.
+static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &listen, Scope &scope,
+                              llvm::StringRef dir) {
+  ops::AttrReader attrs(listen, *ops::lookupOp("listen_and_serv"));
+  auto blocks = attrs.getStrings("param_blocks"), params = attrs.getStrings("block_params");
+  auto begins = attrs.getInts("block_row_begin");
+  std::map<std::string, Tensor> whole;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    std::string path = inDir(dir, params[i] + ".npy");
+    if (!whole.count(params[i])) {
+      auto t = readNpy(path);
+      if (!t)
+        return t.takeError();
+      whole[params[i]] = std::move(*t);
+    }
+    const Tensor &src = whole[params[i]];
+    const proto::Var *v = findVar(prog.blocks(0), blocks[i]);
+    llvm::ArrayRef<int64_t> dims = dimsOf(v->type());
+    int64_t width = numElements(dims.drop_front()), rows = dims[0];
+    bool fits = src.dtype() == v->type().dtype() && src.rank() == dims.size() && src.rank() > 0 &&
+                src.dim(0) >= begins[i] + rows && src.numel() / std::max<int64_t>(src.dim(0), 1) == width;
+    if (!fits)
+      return makeError("{0}: holds {1}{2}, which has no rows [{3}, {4}) of width {5} ({6}) for "
+                       "block {7}",
+                       path, dtypeName(src.dtype()), dimsString(src.dims()), begins[i],
+                       begins[i] + rows, width, dtypeName(v->type().dtype()), blocks[i]);
+    Tensor block(src.dtype(), dims);
+    size_t rowBytes = width * dtypeSize(src.dtype());
+    std::memcpy(block.raw(), static_cast<const char *>(src.raw()) + begins[i] * rowBytes,
+                rows * rowBytes);
+    scope.get(blocks[i]) = std::move(block);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
+  const proto::Op *listen = listenOp(progs.main);
+  if (!listen)
+    return makeError("this program has no listen_and_serv op; is it a pserver program?");
+  RunEnv env;
+  env.program = &progs.main;
+  env.pserver.timeouts = opts.timeouts;
+  env.pserver.bind = opts.bind;
+  env.pserver.log = opts.log;
+  Executor exec;
+  exec.setEnv(&env);
+  Scope scope;
+  if (llvm::Error err = exec.run(progs.startup, scope))
+    return addContext(std::move(err), "pserver startup");
+  if (!opts.loadDir.empty())
+    if (llvm::Error err = loadBlocks(progs.main, *listen, scope, opts.loadDir))
+      return err;
+  if (llvm::Error err = exec.run(progs.main, scope, 0))
+    return err;
+  if (!opts.saveDir.empty())
+    return savePersistables(progs.main, scope,
+                            inDir(opts.saveDir, "pserver." + std::to_string(progs.main.dist().pserver_index())));
+  return llvm::Error::success();
+}
+
+} // namespace oar::runtime

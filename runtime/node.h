@@ -1,0 +1,44 @@
+// Running one node of a distributed job: a trainer or a pserver.
+#pragma once
+
+#include <functional>
+
+#include "executor/trainer.h"
+#include "runtime/cluster.h"
+#include "runtime/protocol.h"
+#include "transpiler/config.h"
+
+namespace oar::runtime {
+
+struct NodeOptions {
+  ClusterSpec cluster;
+  DistributeConfig config;  ///< mode and slicing, for in-process transpiling
+  Timeouts timeouts;
+  std::string bind;         ///< pserver bind address (host:port), if not its endpoint
+  std::string loadDir, saveDir, metricsPath;
+  std::function<void(const StepReport &)> onStep;
+  std::function<void(const std::string &)> log;
+};
+
+/// The programs one node runs.
+struct NodePrograms {
+  proto::Program main, startup;
+};
+
+/// This node's programs: from a transpiled directory (trainer.pb, pserver.<i>.pb, ...) or by
+/// transpiling a single-machine main/startup in-process with `opts.config`.
+llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringRef dir,
+                                          llvm::StringRef mainPath, llvm::StringRef startupPath);
+
+/// Connects, runs startup (fetching the params), trains over this trainer's share of the rows,
+/// tells the pservers it completed; trainer 0 saves whole params to saveDir and reports the test
+/// set. `testResult` receives the evaluation when the program has a test feed.
+llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
+                       std::optional<EvalResult> &testResult);
+
+/// Runs startup (or loads whole params from loadDir, sliced to this pserver's blocks), serves
+/// until every trainer completed, then saves its blocks and optimizer state to
+/// saveDir/pserver.<i>/.
+llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts);
+
+} // namespace oar::runtime

@@ -1,0 +1,116 @@
+// Encoding, decoding and checking runtime messages.
+#include "runtime/protocol.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace oar::runtime {
+
+llvm::StringRef kindName(proto::MsgKind kind) {
+  switch (kind) {
+  case proto::SEND_VAR: return "send_var";
+  case proto::GET_VAR: return "get_var";
+  case proto::SEND_BARRIER: return "send_barrier";
+  case proto::FETCH_BARRIER: return "fetch_barrier";
+  case proto::COMPLETE: return "complete";
+  case proto::HELLO: return "hello";
+  case proto::REPLY_OK: return "ok";
+  case proto::REPLY_VAR: return "var";
+  case proto::REPLY_ERROR: return "error";
+  default: return "unknown";
+  }
+}
+
+std::string zmqAddress(llvm::StringRef endpoint) { return ("tcp://" + endpoint).str(); }
+
+proto::MsgHeader makeHeader(proto::MsgKind kind, llvm::StringRef var, int64_t trainerId,
+                            int64_t step) {
+  proto::MsgHeader h;
+  h.set_version(kProtocolVersion);
+  h.set_kind(kind);
+  h.set_var(var.str());
+  h.set_trainer_id(trainerId);
+  h.set_step(step);
+  return h;
+}
+
+void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
+                 bool more) {
+  proto::MsgHeader h = header;
+  if (tensor && tensor->initialized()) {
+    h.set_dtype(tensor->dtype());
+    h.clear_dims();
+    for (int64_t d : tensor->dims())
+      h.add_dims(d);
+  }
+  std::string bytes = h.SerializeAsString();
+  socket.send(zmq::message_t(bytes.data(), bytes.size()), zmq::send_flags::sndmore);
+  zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
+  if (!tensor || !tensor->initialized() || tensor->bytes() == 0) {
+    socket.send(zmq::message_t(), last);
+    return;
+  }
+  // Zero copy: ZeroMQ reads the tensor's buffer; the heap-held shared_ptr keeps it alive until
+  // ZeroMQ calls the release function.
+  auto *owner = new std::shared_ptr<std::byte>(tensor->buffer());
+  zmq::message_t payload(
+      const_cast<void *>(tensor->raw()), tensor->bytes(),
+      [](void *, void *hint) { delete static_cast<std::shared_ptr<std::byte> *>(hint); }, owner);
+  socket.send(std::move(payload), last);
+}
+
+std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
+                                                         std::chrono::milliseconds timeout) {
+  zmq::pollitem_t item{static_cast<void *>(socket), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, timeout) <= 0 || !(item.revents & ZMQ_POLLIN))
+    return std::nullopt;
+  std::vector<zmq::message_t> frames;
+  do {
+    zmq::message_t m;
+    if (!socket.recv(m, zmq::recv_flags::none))
+      break;
+    frames.push_back(std::move(m));
+  } while (frames.back().more());
+  return frames;
+}
+
+llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first) {
+  if (frames.size() != first + 2)
+    return makeError("expected a header and a payload frame, got {0} frames", frames.size() - first);
+  Message msg;
+  const zmq::message_t &head = frames[first];
+  if (!msg.header.ParseFromArray(head.data(), static_cast<int>(head.size())))
+    return makeError("header is not a valid MsgHeader ({0} bytes)", head.size());
+  if (msg.header.version() != kProtocolVersion)
+    return makeError("protocol version {0}, expected {1}", msg.header.version(), kProtocolVersion);
+  if (msg.header.kind() == proto::MSG_UNSET || !proto::MsgKind_IsValid(msg.header.kind()))
+    return makeError("message kind {0} is unknown", static_cast<int>(msg.header.kind()));
+  const zmq::message_t &payload = frames[first + 1];
+  if (msg.header.dims_size() == 0 && msg.header.dtype() == proto::DTYPE_UNSET) {
+    if (payload.size() != 0)
+      return makeError("{0}: payload of {1} bytes without dtype and dims", msg.header.var(),
+                       payload.size());
+    return msg;
+  }
+  size_t elem = dtypeSize(msg.header.dtype());
+  if (elem == 0)
+    return makeError("{0}: dtype {1} is unknown", msg.header.var(), static_cast<int>(msg.header.dtype()));
+  int64_t numel = 1;
+  for (int64_t d : msg.header.dims()) {
+    if (d < 0 || d > (int64_t(1) << 40))
+      return makeError("{0}: dim {1} is out of range", msg.header.var(), d);
+    numel *= d;
+  }
+  if (static_cast<size_t>(numel) * elem != payload.size())
+    return makeError("{0}: payload is {1} bytes but {2}{3} needs {4}", msg.header.var(),
+                     payload.size(), dtypeName(msg.header.dtype()),
+                     dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())),
+                     static_cast<size_t>(numel) * elem);
+  std::vector<int64_t> dims(msg.header.dims().begin(), msg.header.dims().end());
+  msg.tensor.resize(msg.header.dtype(), dims);
+  std::memcpy(msg.tensor.raw(), payload.data(), payload.size());
+  return msg;
+}
+
+} // namespace oar::runtime

@@ -1,0 +1,47 @@
+// The runtime's wire format: a MsgHeader frame, then the tensor bytes as a second frame.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "executor/tensor.h"
+#include "runtime/message.pb.h"
+#include "zmq.hpp"
+
+namespace oar::runtime {
+
+inline constexpr int kProtocolVersion = 1;
+
+/// Timeouts every wait in the runtime is bounded by.
+struct Timeouts {
+  std::chrono::milliseconds connect{30000}; ///< reaching a pserver (retries with backoff)
+  std::chrono::milliseconds reply{60000};   ///< a pserver's reply to one request
+  std::chrono::milliseconds barrier{60000}; ///< a pserver waiting for the other trainers
+  std::chrono::milliseconds idle{600000};   ///< a pserver hearing from no trainer at all
+};
+
+/// A decoded message: its header and, for var messages, its tensor.
+struct Message {
+  proto::MsgHeader header;
+  Tensor tensor; // uninitialised when the message has no payload
+};
+
+/// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer
+/// stays alive until ZeroMQ has sent it.
+void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
+                 bool more = false);
+/// Decodes the frames of one message (after any routing frame): checks the protocol version,
+/// that the header parses, and that the payload size equals dims x dtype size.
+llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first);
+/// Receives all frames of one message, waiting at most `timeout`; nullopt on timeout.
+std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
+                                                         std::chrono::milliseconds timeout);
+/// A header for a message about `var`.
+proto::MsgHeader makeHeader(proto::MsgKind kind, llvm::StringRef var, int64_t trainerId,
+                            int64_t step);
+llvm::StringRef kindName(proto::MsgKind kind);
+/// "tcp://host:port" for an endpoint "host:port".
+std::string zmqAddress(llvm::StringRef endpoint);
+
+} // namespace oar::runtime

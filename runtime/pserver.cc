@@ -1,0 +1,395 @@
+// The pserver loop.
+#include "runtime/pserver.h"
+
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "ir/names.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "ops/op_registry.h"
+#include "runtime/signals.h"
+
+namespace oar::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+/// A get_var waiting until the trainer's last closed step has been applied.
+struct PendingGet {
+  std::string peer;
+  proto::MsgHeader header;
+};
+
+std::string peerName(const zmq::message_t &identity) {
+  return llvm::toHex(llvm::StringRef(static_cast<const char *>(identity.data()), identity.size()));
+}
+} // namespace
+
+struct PserverLoop::Impl {
+  proto::Program program; // a copy: scale attrs follow the number of live trainers
+  Scope &scope;
+  PserverOptions opts;
+  Executor exec;
+  std::string endpoint, mode, digest;
+  int64_t fanin = 1;
+  llvm::StringMap<int> gradToBlock;
+  std::set<std::string> paramBlocks;
+  llvm::StringMap<ops::VarType> declared;
+
+  std::vector<int64_t> barrierRound, lastStep;
+  std::vector<bool> completed, lost;
+  std::vector<Clock::time_point> lastSeen;
+  int64_t optimizedRounds = 0, liveForScale = 0;
+  std::vector<PendingGet> pending;
+  Clock::time_point lastActivity = Clock::now();
+  std::optional<Clock::time_point> roundWaitStart;
+  zmq::context_t context{1};
+  zmq::socket_t socket{context, zmq::socket_type::router};
+  std::function<void(const std::string &)> onBound;
+
+  Impl(const proto::Program &p, Scope &s, PserverOptions o) : program(p), scope(s), opts(std::move(o)) {}
+
+  void log(const std::string &line) {
+    if (opts.log)
+      opts.log("pserver " + endpoint + ": " + line);
+  }
+
+  llvm::Error init() {
+    const proto::Block &root = program.blocks(0);
+    const proto::Op *listen = nullptr;
+    for (const proto::Op &op : root.ops())
+      if (op.type() == "listen_and_serv")
+        listen = &op;
+    if (!listen)
+      return makeError("the pserver program has no listen_and_serv op");
+    ops::AttrReader attrs(*listen, *ops::lookupOp("listen_and_serv"));
+    endpoint = attrs.getString("endpoint");
+    mode = attrs.getString("mode");
+    fanin = attrs.getInt("fanin");
+    digest = attrs.getString("plan_digest");
+    for (const std::string &entry : attrs.getStrings("grad_to_block_id")) {
+      auto [name, idx] = llvm::StringRef(entry).rsplit(':');
+      int block = 0;
+      if (idx.getAsInteger(10, block) || block <= 0 || block >= program.blocks_size())
+        return makeError("listen_and_serv: bad grad_to_block_id entry \"{0}\"", entry);
+      gradToBlock[name] = block;
+    }
+    for (const std::string &p : attrs.getStrings("param_blocks"))
+      paramBlocks.insert(p);
+    for (const proto::Var &v : root.vars()) {
+      ops::VarType t;
+      t.dtype = v.type().dtype();
+      t.dims.assign(v.type().dims().begin(), v.type().dims().end());
+      declared[v.name()] = t;
+    }
+    barrierRound.assign(fanin, 0);
+    lastStep.assign(fanin, 0);
+    completed.assign(fanin, false);
+    lost.assign(fanin, false);
+    lastSeen.assign(fanin, Clock::now());
+    std::string bind = opts.bind.empty() ? endpoint : opts.bind;
+    try {
+      socket.set(zmq::sockopt::linger, 0);
+      socket.bind(zmqAddress(bind));
+    } catch (const zmq::error_t &e) {
+      return makeError("pserver {0}: cannot bind {1}: {2}", endpoint, bind, e.what());
+    }
+    if (onBound)
+      onBound(socket.get(zmq::sockopt::last_endpoint));
+    return llvm::Error::success();
+  }
+
+  bool live(int64_t t) const { return !completed[t] && !lost[t]; }
+  bool anyLive() const {
+    for (int64_t t = 0; t < fanin; ++t)
+      if (live(t))
+        return true;
+    return false;
+  }
+  std::string listTrainers(const std::vector<int64_t> &ids) const {
+    std::vector<std::string> s;
+    for (int64_t t : ids)
+      s.push_back(std::to_string(t));
+    return llvm::join(s, ", ");
+  }
+
+  void reply(const std::string &peer, const proto::MsgHeader &h, const Tensor *t = nullptr) {
+    socket.send(zmq::message_t(peer.data(), peer.size()), zmq::send_flags::sndmore);
+    sendMessage(socket, h, t);
+  }
+  void replyError(const std::string &peer, const proto::MsgHeader &req, const std::string &why) {
+    proto::MsgHeader h = makeHeader(proto::REPLY_ERROR, req.var(), req.trainer_id(), req.step());
+    h.set_error(why);
+    reply(peer, h);
+  }
+  void replyVar(const std::string &peer, const proto::MsgHeader &req) {
+    const Tensor &t = *scope.find(req.var());
+    proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
+    if (mode == "sync") { // params do not change until every trainer has fetched: no copy
+      reply(peer, h, &t);
+    } else { // updates may land while ZeroMQ sends: send a snapshot
+      Tensor copy = t.clone();
+      reply(peer, h, &copy);
+    }
+  }
+
+  /// Checks a var payload against the declared var it is written to.
+  llvm::Error checkPayload(const Message &m, llvm::StringRef var) {
+    const ops::VarType &want = declared[var];
+    llvm::ArrayRef<int64_t> dims = m.tensor.dims();
+    if (!m.tensor.initialized() || m.tensor.dtype() != want.dtype ||
+        dims != llvm::ArrayRef<int64_t>(want.dims))
+      return makeError("{0} must be {1} but the message holds {2}{3}", var, ops::typeString(want),
+                       dtypeName(m.tensor.dtype()), dimsString(dims));
+    return llvm::Error::success();
+  }
+
+  /// Runs optimize block `idx`.
+  llvm::Error runBlock(int idx) {
+    return addContext(exec.run(program, scope, idx), "pserver " + endpoint);
+  }
+
+  /// Sync: the scale of each optimize block averages over the trainers still live.
+  void setAverageOver(int64_t trainers) {
+    if (trainers == liveForScale)
+      return;
+    liveForScale = trainers;
+    for (int b = 1; b < program.blocks_size(); ++b)
+      for (proto::Op &op : *program.mutable_blocks(b)->mutable_ops())
+        if (op.type() == "scale")
+          setAttr(op, "scale", AttrValue(1.0f / static_cast<float>(trainers)));
+  }
+
+  /// Sync: applies the next step once every live trainer has closed it.
+  llvm::Error tryOptimize() {
+    for (;;) {
+      int64_t round = optimizedRounds + 1;
+      std::vector<int64_t> liveIds;
+      bool ready = true, someoneWaits = false;
+      for (int64_t t = 0; t < fanin; ++t) {
+        if (!live(t))
+          continue;
+        liveIds.push_back(t);
+        ready &= barrierRound[t] >= round;
+        someoneWaits |= barrierRound[t] >= round;
+      }
+      if (liveIds.empty() || !ready) {
+        if (someoneWaits && !roundWaitStart)
+          roundWaitStart = Clock::now();
+        return llvm::Error::success();
+      }
+      // Trainers that left contribute nothing: zero their copies and average over the rest.
+      for (int64_t t = 0; t < fanin; ++t)
+        if (!live(t))
+          for (const auto &entry : gradToBlock)
+            if (Tensor *copy = scope.find(trainerCopyName(entry.getKey(), static_cast<unsigned>(t))))
+              std::fill_n(static_cast<std::byte *>(copy->raw()), copy->bytes(), std::byte{0});
+      setAverageOver(static_cast<int64_t>(liveIds.size()));
+      for (const auto &entry : gradToBlock)
+        if (llvm::Error err = runBlock(entry.getValue()))
+          return err;
+      optimizedRounds = round;
+      roundWaitStart.reset();
+      serveReadyGets();
+    }
+  }
+
+  void serveReadyGets() {
+    std::vector<PendingGet> still;
+    for (PendingGet &g : pending) {
+      if (optimizedRounds >= barrierRound[g.header.trainer_id()])
+        replyVar(g.peer, g.header);
+      else
+        still.push_back(std::move(g));
+    }
+    pending = std::move(still);
+  }
+
+  /// Handles one decoded, checked message. Errors here are the sender's fault: they are
+  /// answered and logged, never applied.
+  llvm::Error handle(const std::string &peer, Message &m) {
+    const proto::MsgHeader &h = m.header;
+    int64_t t = h.trainer_id();
+    if (t < 0 || t >= fanin)
+      return makeError("trainer id {0} is out of range (this job has {1} trainers)", t, fanin);
+    if (h.step() < 0 || h.step() < lastStep[t])
+      return makeError("step {0} goes back (trainer {1} was at step {2})", h.step(), t, lastStep[t]);
+    if (completed[t] && h.kind() != proto::COMPLETE)
+      return makeError("trainer {0} already completed", t);
+    lastSeen[t] = Clock::now();
+    lastStep[t] = h.step();
+    switch (h.kind()) {
+    case proto::HELLO:
+      if (h.mode() != mode || h.trainers() != fanin || h.plan_digest() != digest)
+        return makeError("job mismatch: trainer {0} runs mode {1} with {2} trainers and plan {3}, "
+                         "but this pserver runs mode {4} with {5} trainers and plan {6}; "
+                         "transpile both from the same program and flags",
+                         t, h.mode(), h.trainers(), h.plan_digest(), mode, fanin, digest);
+      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+      return llvm::Error::success();
+    case proto::SEND_VAR: {
+      auto it = gradToBlock.find(h.var());
+      if (it == gradToBlock.end())
+        return makeError("var {0} is not a gradient this pserver takes", h.var());
+      if (llvm::Error err = checkPayload(m, h.var()))
+        return err;
+      if (mode == "sync") {
+        if (h.step() != barrierRound[t])
+          return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
+                           h.step(), t, barrierRound[t]);
+        scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))) = std::move(m.tensor);
+      } else {
+        Tensor &dst = scope.get(h.var());
+        std::memcpy(dst.raw(), m.tensor.raw(), m.tensor.bytes());
+        if (llvm::Error err = runBlock(it->getValue())) // applied before the next message
+          return err;
+      }
+      reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
+      return llvm::Error::success();
+    }
+    case proto::GET_VAR:
+      if (!paramBlocks.count(h.var()))
+        return makeError("var {0} is not a parameter this pserver serves", h.var());
+      if (mode == "sync" && optimizedRounds < barrierRound[t])
+        pending.push_back({peer, h});
+      else
+        replyVar(peer, h);
+      return llvm::Error::success();
+    case proto::SEND_BARRIER:
+      if (mode == "sync") {
+        if (h.step() != barrierRound[t])
+          return makeError("send_barrier for step {0}, but trainer {1} is at step {2}", h.step(), t,
+                           barrierRound[t]);
+        ++barrierRound[t];
+      }
+      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+      return mode == "sync" ? tryOptimizeOrFail() : llvm::Error::success();
+    case proto::FETCH_BARRIER:
+      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+      return llvm::Error::success();
+    case proto::COMPLETE:
+      completed[t] = true;
+      log("trainer " + std::to_string(t) + " completed");
+      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+      return mode == "sync" ? tryOptimizeOrFail() : llvm::Error::success();
+    default:
+      return makeError("a {0} message is not a request", kindName(h.kind()));
+    }
+  }
+
+  // An optimize failure is the server's own problem, not the sender's: remember it.
+  llvm::Error tryOptimizeOrFail() {
+    if (llvm::Error err = tryOptimize())
+      fatal = llvm::toString(std::move(err));
+    return llvm::Error::success();
+  }
+  std::string fatal;
+
+  /// Fails every waiting trainer with `why` and returns it as the server's error.
+  llvm::Error failAll(const std::string &why) {
+    for (PendingGet &g : pending)
+      replyError(g.peer, g.header, why);
+    pending.clear();
+    log(why);
+    return makeError("pserver {0}: {1}", endpoint, why);
+  }
+
+  /// Checks the timeouts; an error ends the loop.
+  llvm::Error checkTimeouts() {
+    auto now = Clock::now();
+    auto secs = [](std::chrono::milliseconds ms) { return ms.count() / 1000.0; };
+    if (mode == "sync" && roundWaitStart && now - *roundWaitStart > opts.timeouts.barrier) {
+      std::vector<int64_t> missing;
+      for (int64_t t = 0; t < fanin; ++t)
+        if (live(t) && barrierRound[t] <= optimizedRounds)
+          missing.push_back(t);
+      return failAll(llvm::formatv("sync barrier of step {0} timed out after {1} s: no "
+                                   "send_barrier from trainer(s) {2}",
+                                   optimizedRounds, secs(opts.timeouts.barrier), listTrainers(missing))
+                         .str());
+    }
+    if (mode != "sync") { // a trainer silent far longer than its peers is lost
+      for (int64_t t = 0; t < fanin; ++t)
+        if (live(t) && now - lastSeen[t] > opts.timeouts.barrier && now - lastActivity < opts.timeouts.barrier) {
+          lost[t] = true;
+          log(llvm::formatv("trainer {0} sent nothing for {1} s while others trained; treating it "
+                            "as lost", t, secs(opts.timeouts.barrier)).str());
+        }
+    }
+    if (now - lastActivity > opts.timeouts.idle) {
+      std::vector<int64_t> waiting;
+      for (int64_t t = 0; t < fanin; ++t)
+        if (live(t))
+          waiting.push_back(t);
+      return failAll(llvm::formatv("no message from any trainer in {0} s; still waiting for "
+                                   "trainer(s) {1}", secs(opts.timeouts.idle), listTrainers(waiting)).str());
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error loop() {
+    if (llvm::Error err = init())
+      return err;
+    log(llvm::formatv("serving {0} param blocks for {1} trainers in {2} mode", paramBlocks.size(),
+                      fanin, mode).str());
+    while (anyLive()) {
+      if (stopRequested())
+        return failAll("stopped by signal " + std::to_string(stopSignal()));
+      if (!fatal.empty())
+        return failAll(fatal);
+      if (llvm::Error err = checkTimeouts())
+        return err;
+      std::optional<std::vector<zmq::message_t>> frames;
+      try {
+        frames = receiveFrames(socket, std::chrono::milliseconds(100));
+      } catch (const zmq::error_t &e) {
+        if (e.num() == EINTR)
+          continue;
+        return makeError("pserver {0}: ZeroMQ error: {1}", endpoint, e.what());
+      }
+      if (!frames)
+        continue;
+      lastActivity = Clock::now();
+      std::string peer = peerName((*frames)[0]);
+      std::string identity((*frames)[0].data<char>(), (*frames)[0].size());
+      auto msg = decodeMessage(*frames, 1);
+      if (!msg) {
+        std::string why = llvm::toString(msg.takeError());
+        log("rejected a message from peer " + peer + ": " + why);
+        replyError(identity, proto::MsgHeader(), why);
+        continue;
+      }
+      if (llvm::Error err = handle(identity, *msg)) {
+        std::string why = llvm::toString(std::move(err));
+        log(llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
+                          kindName(msg->header.kind()), msg->header.var(),
+                          msg->header.trainer_id(), peer, why).str());
+        replyError(identity, msg->header, why);
+      }
+    }
+    if (!fatal.empty())
+      return failAll(fatal);
+    std::vector<int64_t> lostIds;
+    for (int64_t t = 0; t < fanin; ++t)
+      if (lost[t])
+        lostIds.push_back(t);
+    if (!lostIds.empty())
+      return makeError("pserver {0}: trainer(s) {1} were lost before completing", endpoint,
+                       listTrainers(lostIds));
+    log("all trainers completed");
+    return llvm::Error::success();
+  }
+};
+
+PserverLoop::PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options)
+    : impl_(std::make_unique<Impl>(program, scope, std::move(options))) {}
+PserverLoop::~PserverLoop() = default;
+
+llvm::Error PserverLoop::run() {
+  impl_->onBound = onBound;
+  return impl_->loop();
+}
+
+} // namespace oar::runtime

@@ -1,0 +1,41 @@
+// The pserver's listen_and_serv loop.
+#pragma once
+
+#include <functional>
+
+#include "executor/executor.h"
+#include "runtime/protocol.h"
+
+namespace oar::runtime {
+
+struct PserverOptions {
+  Timeouts timeouts;
+  std::string bind;                                 ///< host:port to bind; empty: the endpoint
+  std::function<void(const std::string &)> log;     ///< one line per call (no newline)
+};
+
+/// Serves one pserver program until every trainer has completed. Single threaded: each message
+/// is handled (and each optimize block run) to the end before the next, so no update is torn.
+///
+/// Sync: gradients are kept per trainer; when every live trainer has sent its send_barrier for a
+/// step, the optimize blocks average the live trainers' copies and update; a trainer's get_var
+/// is answered once the server has applied every step that trainer closed.
+/// Async: each gradient runs its optimize block on arrival. GEO: each delta is added on arrival.
+class PserverLoop {
+public:
+  /// `program` holds block 0 with listen_and_serv and the optimize blocks.
+  PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options);
+  ~PserverLoop();
+  /// Returns success once all trainers completed; an error naming the trainer(s) or the cause
+  /// otherwise (a lost trainer in sync mode, a timeout, a signal).
+  llvm::Error run();
+
+  /// Test hook: called after the socket is bound with the endpoint actually bound.
+  std::function<void(const std::string &)> onBound;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace oar::runtime

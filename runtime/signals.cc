@@ -1,0 +1,24 @@
+// Stop flag set by signal handlers.
+#include "runtime/signals.h"
+
+#include <atomic>
+#include <csignal>
+
+namespace oar::runtime {
+
+static std::atomic<int> gStopSignal{0};
+
+static void onStop(int sig) { gStopSignal.store(sig); }
+
+void installStopHandlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = onStop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+bool stopRequested() { return gStopSignal.load() != 0; }
+int stopSignal() { return gStopSignal.load(); }
+
+} // namespace oar::runtime
