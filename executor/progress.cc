@@ -30,6 +30,7 @@ void ProgressPrinter::update(const StepReport &r) {
     os_ << prefix_
         << llvm::formatv("step {0}/{1} epoch {2} loss {3:f6} {4:f0} samples/s\n", r.step + 1,
                          r.totalSteps, r.epoch, r.loss, rate);
+  os_.flush(); // a pipe (oar-launch) should see each line as it happens
 }
 
 void ProgressPrinter::finish() {

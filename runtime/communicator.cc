@@ -57,9 +57,9 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
         auto left = timeouts_.reply - std::chrono::duration_cast<std::chrono::milliseconds>(
                                           std::chrono::steady_clock::now() - start);
         if (left.count() <= 0)
-          return makeError("{0}: no reply from pserver {1} in {2} s while {3} {4}; is it running?",
+          return makeError("{0}: no reply from pserver {1} in {2} s while {3}{4}; is it running?",
                            who(), r.endpoint, timeouts_.reply.count() / 1000.0, what,
-                           r.header.var().empty() ? kindName(r.header.kind()).str() : r.header.var());
+                           r.header.var().empty() ? "" : " " + r.header.var());
         if (stopRequested())
           return makeError("{0}: stopped by signal while {1}", who(), what);
         frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));

@@ -91,7 +91,8 @@ struct PserverLoop::Impl {
     lastSeen.assign(fanin, Clock::now());
     std::string bind = opts.bind.empty() ? endpoint : opts.bind;
     try {
-      socket.set(zmq::sockopt::linger, 0);
+      // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
+      socket.set(zmq::sockopt::linger, 2000);
       socket.bind(zmqAddress(bind));
     } catch (const zmq::error_t &e) {
       return makeError("pserver {0}: cannot bind {1}: {2}", endpoint, bind, e.what());

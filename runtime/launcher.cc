@@ -1,0 +1,238 @@
+// The local launcher.
+#include "runtime/launcher.h"
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <deque>
+#include <fcntl.h>
+#include <mutex>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "ir/error.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "runtime/signals.h"
+
+namespace oar::runtime {
+
+llvm::Expected<std::vector<int>> freePorts(int n) {
+  std::vector<int> ports, fds;
+  for (int i = 0; i < n; ++i) { // hold every socket until all are picked, so none repeats
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = {};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+      return makeError("cannot find a free port on 127.0.0.1: {0}", strerror(errno));
+    fds.push_back(fd);
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds)
+    close(fd);
+  return ports;
+}
+
+namespace {
+
+struct Node {
+  std::string name; // "pserver.0", "trainer.1"
+  pid_t pid = -1;
+  int outFd = -1;
+  std::thread reader;
+  std::deque<std::string> tail;
+  bool done = false;
+  int status = 0;
+};
+
+pid_t spawn(const std::string &exe, const std::vector<std::string> &args,
+            const std::vector<std::pair<std::string, std::string>> &env, int &outFd) {
+  int pipeFds[2];
+  if (pipe(pipeFds) != 0)
+    return -1;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM); // no orphans if the launcher dies
+    if (getppid() != parent)
+      _exit(1);
+    dup2(pipeFds[1], STDOUT_FILENO);
+    dup2(pipeFds[1], STDERR_FILENO);
+    close(pipeFds[0]);
+    close(pipeFds[1]);
+    for (const auto &[k, v] : env)
+      setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char *> argv{const_cast<char *>(exe.c_str())};
+    for (const std::string &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    dprintf(STDERR_FILENO, "cannot run %s: %s\n", exe.c_str(), strerror(errno));
+    _exit(127);
+  }
+  close(pipeFds[1]);
+  outFd = pipeFds[0];
+  return pid;
+}
+
+std::string describeStatus(int status) {
+  if (WIFEXITED(status))
+    return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "stopped";
+}
+
+} // namespace
+
+llvm::Error launch(const LaunchOptions &opts) {
+  if (opts.servers < 1 || opts.workers < 1)
+    return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
+                     opts.workers);
+  if (!llvm::sys::fs::can_execute(opts.executor))
+    return makeError("{0}: oar-executor not found or not executable", opts.executor);
+  std::vector<std::string> common;
+  std::string trainerPb = opts.modelDir + "/trainer.pb";
+  if (llvm::sys::fs::exists(trainerPb))
+    return makeError("{0} is a transpiled directory with fixed endpoints; give oar-launch the "
+                     "single-machine model directory (main.pb, startup.pb)",
+                     opts.modelDir);
+  for (const char *f : {"/main.pb", "/startup.pb"})
+    if (!llvm::sys::fs::exists(opts.modelDir + f))
+      return makeError("{0}{1}: missing; the model directory needs main.pb and startup.pb",
+                       opts.modelDir, f);
+  common = {"--main", opts.modelDir + "/main.pb", "--startup", opts.modelDir + "/startup.pb",
+            "--mode", opts.mode};
+  common.insert(common.end(), opts.extraArgs.begin(), opts.extraArgs.end());
+  auto ports = freePorts(opts.servers);
+  if (!ports)
+    return ports.takeError();
+  std::vector<std::string> endpoints;
+  for (int p : *ports)
+    endpoints.push_back("127.0.0.1:" + std::to_string(p));
+  std::string list = llvm::join(endpoints, ",");
+
+  std::mutex printMutex;
+  std::vector<std::unique_ptr<Node>> nodes;
+  auto start = [&](const std::string &name, std::vector<std::string> args,
+                   std::vector<std::pair<std::string, std::string>> env) {
+    auto node = std::make_unique<Node>();
+    node->name = name;
+    node->pid = spawn(opts.executor, args, env, node->outFd);
+    Node *n = node.get();
+    n->reader = std::thread([n, &opts, &printMutex] {
+      FILE *f = fdopen(n->outFd, "r");
+      char *line = nullptr;
+      size_t cap = 0;
+      ssize_t len;
+      while ((len = getline(&line, &cap, f)) > 0) {
+        std::string text(line, len);
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+          text.pop_back();
+        std::lock_guard<std::mutex> lock(printMutex);
+        n->tail.push_back(text);
+        if (n->tail.size() > static_cast<size_t>(opts.tailLines))
+          n->tail.pop_front();
+        if (opts.print)
+          opts.print("[" + n->name + "] " + text);
+      }
+      free(line);
+      fclose(f);
+    });
+    nodes.push_back(std::move(node));
+  };
+  std::vector<std::pair<std::string, std::string>> base{
+      {"PADDLE_PSERVERS_IP_PORT_LIST", list},
+      {"PADDLE_PSERVER_IPS", "127.0.0.1"},
+      {"PADDLE_TRAINERS", std::to_string(opts.workers)}};
+  for (int i = 0; i < opts.servers; ++i) {
+    auto env = base;
+    env.insert(env.end(), {{"PADDLE_TRAINING_ROLE", "PSERVER"},
+                           {"PADDLE_CURRENT_ENDPOINT", endpoints[i]},
+                           {"PADDLE_CURRENT_IP", "127.0.0.1"},
+                           {"PADDLE_PSERVER_PORT", std::to_string((*ports)[i])}});
+    auto args = common;
+    if (!opts.loadDir.empty())
+      args.insert(args.end(), {"--load", opts.loadDir});
+    if (!opts.saveDir.empty())
+      args.insert(args.end(), {"--save", opts.saveDir});
+    start("pserver." + std::to_string(i), args, env);
+  }
+  for (int i = 0; i < opts.workers; ++i) {
+    auto env = base;
+    env.insert(env.end(), {{"PADDLE_TRAINING_ROLE", "TRAINER"}, {"PADDLE_TRAINER_ID", std::to_string(i)}});
+    auto args = common;
+    if (!opts.saveDir.empty())
+      args.insert(args.end(), {"--save", opts.saveDir});
+    start("trainer." + std::to_string(i), args, env);
+  }
+
+  // Wait for every node; the first failure stops the rest.
+  auto began = std::chrono::steady_clock::now();
+  Node *failed = nullptr;
+  std::string reason;
+  for (;;) {
+    bool allDone = true;
+    for (auto &n : nodes) {
+      if (n->done)
+        continue;
+      if (waitpid(n->pid, &n->status, WNOHANG) == n->pid) {
+        n->done = true;
+        if (!(WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0) && !failed) {
+          failed = n.get();
+          reason = describeStatus(n->status);
+        }
+      } else {
+        allDone = false;
+      }
+    }
+    if (allDone || failed)
+      break;
+    if (stopRequested()) {
+      reason = "stopped by signal " + std::to_string(stopSignal());
+      break;
+    }
+    if (opts.timeoutSec > 0 && std::chrono::steady_clock::now() - began > std::chrono::seconds(opts.timeoutSec)) {
+      reason = "timed out after " + std::to_string(opts.timeoutSec) + " s";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Stop whatever still runs: SIGTERM, then SIGKILL after a grace period.
+  for (auto &n : nodes)
+    if (!n->done)
+      kill(n->pid, SIGTERM);
+  auto graceEnd = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (auto &n : nodes) {
+    while (!n->done) {
+      if (waitpid(n->pid, &n->status, WNOHANG) == n->pid) {
+        n->done = true;
+      } else if (std::chrono::steady_clock::now() > graceEnd) {
+        kill(n->pid, SIGKILL);
+        waitpid(n->pid, &n->status, 0);
+        n->done = true;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  }
+  for (auto &n : nodes)
+    n->reader.join();
+  if (failed) {
+    std::string lines;
+    for (const std::string &l : failed->tail)
+      lines += "\n  " + l;
+    return makeError("{0} failed ({1}); its last lines:{2}", failed->name, reason, lines);
+  }
+  if (!reason.empty())
+    return makeError("{0}; every node was stopped", reason);
+  return llvm::Error::success();
+}
+
+} // namespace oar::runtime

@@ -1,0 +1,32 @@
+// A local cluster in one call: pservers and trainers as child processes on 127.0.0.1.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "llvm/Support/Error.h"
+
+namespace oar::runtime {
+
+struct LaunchOptions {
+  int servers = 2, workers = 2;
+  std::string mode = "sync";
+  std::string modelDir;              ///< main.pb + startup.pb, or a transpiled directory
+  std::string executor;              ///< path of oar-executor
+  std::string loadDir, saveDir;
+  std::vector<std::string> extraArgs; ///< passed to every node
+  int tailLines = 20;                ///< a failed node's last lines to show
+  int64_t timeoutSec = 0;            ///< stop everything after this long (0: no limit)
+  std::function<void(const std::string &)> print; ///< every output line, already prefixed
+};
+
+/// Picks `n` free TCP ports on 127.0.0.1.
+llvm::Expected<std::vector<int>> freePorts(int n);
+
+/// Starts the nodes, prefixes each one's lines with its role and id, and waits. Returns success
+/// when every node exited 0. If a node fails, stops the others and returns an error carrying
+/// that node's last lines. No child outlives the call.
+llvm::Error launch(const LaunchOptions &opts);
+
+} // namespace oar::runtime

@@ -1,0 +1,51 @@
+// oar-launch: a local distributed job in one command.
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "runtime/launcher.h"
+#include "runtime/signals.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("oar-launch options");
+static cl::opt<int> serverNum("server_num", cl::desc("number of pservers"), cl::init(2), cl::cat(category));
+static cl::opt<int> workerNum("worker_num", cl::desc("number of trainers"), cl::init(2), cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"), cl::cat(category));
+static cl::opt<std::string> loadDir("load", cl::desc("pservers start from DIR/<param>.npy"), cl::cat(category));
+static cl::opt<std::string> saveDir("save", cl::desc("trainer 0 saves params, pservers their blocks, under DIR"), cl::cat(category));
+static cl::opt<int64_t> timeoutSec("timeout", cl::desc("stop everything after N seconds (0: none)"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> executor("executor", cl::desc("path of oar-executor (default: beside oar-launch)"), cl::cat(category));
+static cl::opt<std::string> modelDir(cl::Positional, cl::desc("MODEL_DIR (main.pb, startup.pb)"), cl::Required, cl::cat(category));
+static cl::list<std::string> nodeArgs(cl::ConsumeAfter, cl::desc("-- <oar-executor flags for every node>"));
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "oar-launch: run pservers and trainers on 127.0.0.1\n");
+  oar::runtime::installStopHandlers();
+  oar::runtime::LaunchOptions opts;
+  opts.servers = serverNum, opts.workers = workerNum, opts.mode = mode;
+  opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
+  opts.timeoutSec = timeoutSec;
+  opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
+  if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
+    opts.extraArgs.erase(opts.extraArgs.begin());
+  if (executor.empty()) {
+    std::string self = sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&main));
+    SmallString<256> path(sys::path::parent_path(self));
+    sys::path::append(path, "oar-executor");
+    opts.executor = std::string(path);
+  } else {
+    opts.executor = executor;
+  }
+  opts.print = [](const std::string &line) {
+    outs() << line << "\n";
+    outs().flush();
+  };
+  if (Error err = oar::runtime::launch(opts)) {
+    errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
+    return 1;
+  }
+  outs() << "oar-launch: all " << serverNum + workerNum << " nodes finished\n";
+  return 0;
+}
