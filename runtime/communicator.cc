@@ -23,7 +23,9 @@ zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
   if (!s) {
     s = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
     s->set(zmq::sockopt::linger, 0);
-    s->set(zmq::sockopt::immediate, 1); // do not queue for a pserver we are not connected to
+    // Not ZMQ_IMMEDIATE: with it libzmq drops replies not yet read when the pserver
+    // disconnects, and a pserver exits right after acknowledging the last `complete`.
+    // A missing pserver is caught by the reply timeout instead.
     s->set(zmq::sockopt::sndtimeo, 200);
     s->connect(zmqAddress(endpoint));
   }
@@ -35,8 +37,8 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
   try {
     for (const Request &r : requests) {
       zmq::socket_t &s = socketFor(r.endpoint);
-      // With `immediate`, a send fails fast while the connection is down: retry until the
-      // reply timeout so a pserver that went away is reported, not waited for forever.
+      // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the
+      // reply timeout so a pserver that stopped reading is reported, not waited for forever.
       auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
       for (;;) {
         try {

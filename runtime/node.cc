@@ -5,6 +5,7 @@
 
 #include "executor/npy.h"
 #include "ir/error.h"
+#include "ir/names.h"
 #include "ir/verify.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -116,9 +117,13 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   if (dist.mode() == "geo") { // push what changed since the last sync
     env.forceGeoSync = true;
     for (const proto::Op &op : progs.main.blocks(0).ops())
-      if (op.type() == "geo_sync")
+      if (op.type() == "geo_sync") {
         if (llvm::Error err = exec.runOp(op, scope, "final geo_sync"))
           return err;
+        // Evaluate and save the global model, not this trainer's rebased local copy.
+        for (const std::string &param : opInputs(op, "Param"))
+          scope.get(param) = scope.find(syncedName(param))->clone();
+      }
   }
   if (id == 0 && progs.main.has_test_feed() && progs.main.test_feed().columns_size() > 0) {
     auto eval = evaluate(exec, progs.main, scope, progs.main.test_feed());

@@ -242,8 +242,7 @@ struct PserverLoop::Impl {
                            h.step(), t, barrierRound[t]);
         scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))) = std::move(m.tensor);
       } else {
-        Tensor &dst = scope.get(h.var());
-        std::memcpy(dst.raw(), m.tensor.raw(), m.tensor.bytes());
+        scope.get(h.var()) = std::move(m.tensor);
         if (llvm::Error err = runBlock(it->getValue())) // applied before the next message
           return err;
       }

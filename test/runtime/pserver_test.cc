@@ -1,0 +1,168 @@
+// A live pserver (in a thread, on 127.0.0.1) against bad messages and mismatched trainers.
+#include <future>
+
+#include "api/recipes.h"
+#include "executor/executor.h"
+#include "runtime/communicator.h"
+#include "runtime/launcher.h"
+#include "runtime/node.h"
+#include "test/support/expect.h"
+#include "transpiler/transpiler.h"
+
+using namespace oar;
+using namespace oar::runtime;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Timeouts shortTimeouts() {
+  Timeouts t;
+  t.connect = std::chrono::milliseconds(3000);
+  t.reply = std::chrono::milliseconds(3000);
+  t.barrier = std::chrono::milliseconds(3000);
+  t.idle = std::chrono::milliseconds(10000);
+  return t;
+}
+
+/// fit_a_line transpiled for one pserver on a free port and two sync trainers.
+struct OnePserverJob {
+  TranspileResult r;
+  std::string endpoint;
+  OnePserverJob() {
+    ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
+    DistributeConfig c;
+    c.trainers = 2;
+    endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+    c.pservers = {endpoint};
+    r = requireValue(transpile(m.main(), m.startup(), c));
+  }
+  /// Serves in a thread; the future holds the pserver's result text ("" for success).
+  std::future<std::string> serve() {
+    NodePrograms progs{r.pservers[0], r.pserverStartups[0]};
+    return std::async(std::launch::async, [progs] {
+      NodeOptions opts;
+      opts.timeouts = shortTimeouts();
+      llvm::Error err = runPserver(progs, opts);
+      return err ? llvm::toString(std::move(err)) : std::string();
+    });
+  }
+  JobIdentity job() const { return {"sync", 2, r.plan.digest()}; }
+};
+
+/// Sends raw frames and returns the reply header.
+proto::MsgHeader rawRequest(zmq::socket_t &s, std::vector<std::string> frames) {
+  for (size_t i = 0; i < frames.size(); ++i)
+    s.send(zmq::message_t(frames[i].data(), frames[i].size()),
+           i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  auto reply = receiveFrames(s, std::chrono::milliseconds(3000));
+  REQUIRE(reply);
+  auto msg = requireValue(decodeMessage(*reply, 0));
+  return msg.header;
+}
+
+std::string header(proto::MsgKind kind, const std::string &var, int64_t trainer,
+                   std::vector<int64_t> dims = {}) {
+  proto::MsgHeader h = makeHeader(kind, var, trainer, 0);
+  if (!dims.empty()) {
+    h.set_dtype(proto::F32);
+    for (int64_t d : dims)
+      h.add_dims(d);
+  }
+  return h.SerializeAsString();
+}
+
+} // namespace
+
+TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps serving",
+          "[runtime]") {
+  OnePserverJob job;
+  auto server = job.serve();
+  zmq::context_t ctx;
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(zmqAddress(job.endpoint));
+  std::string grad13(13 * 4, '\0');
+
+  proto::MsgHeader h = rawRequest(raw, {"garbage bytes"});
+  CHECK(h.kind() == proto::REPLY_ERROR);
+  CHECK_THAT(h.error(), Contains("expected a header and a payload frame"));
+  h = rawRequest(raw, {"\x08\x01\x10\x01 not protobuf \xff\xff", ""});
+  CHECK(h.kind() == proto::REPLY_ERROR);
+  h = rawRequest(raw, {header(proto::SEND_VAR, "fc_0.w_0@GRAD", 0, {13, 1}), std::string(10, 'x')});
+  CHECK_THAT(h.error(), Contains("payload is 10 bytes but f32[13,1] needs 52"));
+  h = rawRequest(raw, {header(proto::SEND_VAR, "fc_0.w_0@GRAD", 0, {12, 1}), std::string(48, 'x')});
+  CHECK_THAT(h.error(), Contains("fc_0.w_0@GRAD must be f32[13,1]"));
+  h = rawRequest(raw, {header(proto::SEND_VAR, "nope@GRAD", 0, {13, 1}), grad13});
+  CHECK_THAT(h.error(), Contains("var nope@GRAD is not a gradient this pserver takes"));
+  h = rawRequest(raw, {header(proto::SEND_VAR, "fc_0.w_0@GRAD", 7, {13, 1}), grad13});
+  CHECK_THAT(h.error(), Contains("trainer id 7 is out of range"));
+  h = rawRequest(raw, {header(proto::GET_VAR, "learning_rate_0", 0), ""});
+  CHECK_THAT(h.error(), Contains("not a parameter this pserver serves"));
+
+  // The params are still the startup's: nothing bad was applied.
+  Executor exec;
+  Scope fresh;
+  REQUIRE_OK(exec.run(job.r.pserverStartups[0], fresh));
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  std::vector<Tensor> got;
+  REQUIRE_OK(t0.getVars({"fc_0.w_0", "fc_0.b_0"}, {job.endpoint, job.endpoint}, got));
+  CHECK(got[0].toVector<float>() == fresh.find("fc_0.w_0")->toVector<float>());
+  CHECK(got[1].toVector<float>() == fresh.find("fc_0.b_0")->toVector<float>());
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == ""); // exits by itself, successfully, once both completed
+}
+
+TEST_CASE("a trainer of another job is refused with both sides named", "[runtime]") {
+  OnePserverJob job;
+  auto server = job.serve();
+  Communicator wrong(0, {job.endpoint}, shortTimeouts());
+  JobIdentity other = job.job();
+  other.mode = "async";
+  CHECK_THAT(errorText(wrong.connect(other)),
+             Contains("job mismatch: trainer 0 runs mode async with 2 trainers") &&
+                 Contains("this pserver runs mode sync"));
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.connect(job.job()));
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
+}
+
+TEST_CASE("a trainer that cannot reach its pserver gives up naming the endpoint", "[runtime]") {
+  std::string ep = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+  Timeouts t = shortTimeouts();
+  t.connect = std::chrono::milliseconds(800);
+  Communicator c(0, {ep}, t);
+  CHECK_THAT(errorText(c.connect({"sync", 1, "x"})), Contains("cannot reach pserver " + ep));
+}
+
+TEST_CASE("the role comes from Paddle's variables or from TF_CONFIG", "[runtime]") {
+  std::map<std::string, std::string> env{{"PADDLE_TRAINING_ROLE", "PSERVER"},
+                                         {"PADDLE_PSERVER_IPS", "10.0.0.1,10.0.0.2"},
+                                         {"PADDLE_PSERVER_PORT", "6174"},
+                                         {"PADDLE_TRAINERS", "3"},
+                                         {"PADDLE_CURRENT_IP", "10.0.0.2"}};
+  auto get = [&](const char *n) { return env.count(n) ? env[n].c_str() : nullptr; };
+  ClusterSpec s = requireValue(clusterFromEnv(get));
+  CHECK(s.role == "pserver");
+  CHECK(s.pservers == std::vector<std::string>{"10.0.0.1:6174", "10.0.0.2:6174"});
+  CHECK(s.trainers == 3);
+  CHECK(requireValue(pserverIndex(s)) == 1);
+
+  env = {{"TF_CONFIG", R"({"cluster": {"ps": ["h1:1", "h2:2"], "worker": ["w1:3", "w2:4", "w3:5"]},
+                           "task": {"type": "worker", "index": 2}})"}};
+  s = requireValue(clusterFromEnv(get));
+  CHECK(s.role == "trainer");
+  CHECK(s.trainerId == 2);
+  CHECK(s.trainers == 3);
+  CHECK(s.pservers.size() == 2);
+
+  env = {{"PADDLE_TRAINING_ROLE", "BOSS"}};
+  CHECK_THAT(errorText(clusterFromEnv(get)), Contains("PADDLE_TRAINING_ROLE is \"BOSS\""));
+  env = {{"TF_CONFIG", "{not json"}};
+  CHECK_THAT(errorText(clusterFromEnv(get)), Contains("TF_CONFIG is not valid JSON"));
+}
