@@ -1,6 +1,7 @@
 // Whole jobs as real processes on 127.0.0.1: equality with single-machine training, convergence
 // of async and GEO, and failures that must end every node instead of hanging it.
 #include <fstream>
+#include <unistd.h>
 #include <sstream>
 
 #include "executor/npy.h"
@@ -149,4 +150,21 @@ TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint"
   std::string endpoint = "127.0.0.1:" + std::to_string(ports[1]);
   CHECK_THAT(readFile(dir + "/run/trainer.0.log"), Contains("pserver " + endpoint));
   CHECK_THAT(readFile(dir + "/run/trainer.1.log"), Contains("pserver " + endpoint));
+}
+
+TEST_CASE("2 pservers and 2 trainers train across four network namespaces", "[e2e][runtime][netns]") {
+  std::string out;
+  if (geteuid() != 0 || runCommand("ip netns list", out) != 0) {
+    WARN("skipped: the network-namespace test needs root and iproute2 (ip netns)");
+    return;
+  }
+  std::string dir = scratchDir("e2e_netns");
+  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.003 --batch-size=10 --epochs=20 "
+                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
+  out = run(sourceDir() + "/test/runtime/netns_job.sh " + binDir() + " " + dir + "/model " + dir + "/run");
+  INFO(out);
+  CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
+                      Contains("trainer.1 0"));
+  CHECK_THAT(readFile(dir + "/run/trainer.0.log"), Contains("test: 102 rows"));
+  CHECK_THAT(readFile(dir + "/run/pserver.0.log"), Contains("all trainers completed"));
 }
