@@ -6,15 +6,16 @@
 
 namespace oar {
 
-static std::shared_ptr<std::byte> allocate(size_t bytes) {
+static std::shared_ptr<std::byte> allocate(size_t bytes, bool zero) {
   size_t rounded = (bytes + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
   assert(p && "out of memory");
-  std::memset(p, 0, rounded == 0 ? 64 : rounded);
+  if (zero)
+    std::memset(p, 0, rounded == 0 ? 64 : rounded);
   return std::shared_ptr<std::byte>(static_cast<std::byte *>(p), [](std::byte *q) { std::free(q); });
 }
 
-void Tensor::resize(DType dtype, llvm::ArrayRef<int64_t> dims) {
+void Tensor::resize(DType dtype, llvm::ArrayRef<int64_t> dims, bool zero) {
   dtype_ = dtype;
   dims_.assign(dims.begin(), dims.end());
   numel_ = 1;
@@ -24,7 +25,7 @@ void Tensor::resize(DType dtype, llvm::ArrayRef<int64_t> dims) {
   // Reuse a large-enough buffer: in-place ops (ParamOut = Param) rely on it.
   if (buf_ && need <= capacity_)
     return;
-  buf_ = allocate(need);
+  buf_ = allocate(need, zero);
   capacity_ = need;
 }
 
@@ -40,7 +41,7 @@ Tensor Tensor::clone() const {
   Tensor t;
   if (!initialized())
     return t;
-  t.resize(dtype_, dims_);
+  t.resize(dtype_, dims_, /*zero=*/false);
   std::memcpy(t.raw(), raw(), bytes());
   return t;
 }

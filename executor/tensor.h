@@ -27,8 +27,9 @@ public:
   /// Allocates zeroed storage.
   Tensor(DType dtype, llvm::ArrayRef<int64_t> dims) { resize(dtype, dims); }
 
-  /// Gives the tensor this type; keeps the buffer (and its data) when it is large enough.
-  void resize(DType dtype, llvm::ArrayRef<int64_t> dims);
+  /// Gives the tensor this type; keeps the buffer (and its data) when it is large enough. New
+  /// storage is zeroed unless `zero` is false (for callers that overwrite every byte).
+  void resize(DType dtype, llvm::ArrayRef<int64_t> dims, bool zero = true);
   /// Changes dims without touching data; the element count must not change.
   void reshape(llvm::ArrayRef<int64_t> dims);
   Tensor clone() const;

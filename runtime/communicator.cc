@@ -124,20 +124,19 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
 
 llvm::Error Communicator::getVars(const std::vector<std::string> &names,
                                   const std::vector<std::string> &endpoints,
-                                  std::vector<Tensor> &out) {
+                                  const std::vector<Tensor *> &out) {
   std::vector<Request> reqs;
   for (size_t i = 0; i < names.size(); ++i)
     reqs.push_back({makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
   auto replies = roundTrip(reqs, "receiving");
   if (!replies)
     return replies.takeError();
-  out.clear();
   for (size_t i = 0; i < replies->size(); ++i) {
     Message &m = (*replies)[i];
-    if (m.header.var() != names[i] || !m.tensor.initialized())
+    if (m.header.var() != names[i] || !m.hasTensor())
       return makeError("{0}: pserver {1} answered {2} with {3}", who(), endpoints[i], names[i],
                        m.header.var());
-    out.push_back(std::move(m.tensor));
+    m.copyInto(*out[i]);
   }
   return llvm::Error::success();
 }

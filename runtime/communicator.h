@@ -27,9 +27,9 @@ public:
   /// Sends each tensor to its endpoint and waits for every acknowledgement.
   llvm::Error sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
                        const std::vector<std::string> &endpoints, proto::MsgKind kind = proto::SEND_VAR);
-  /// Fetches each var from its endpoint into `out` (in order).
+  /// Fetches each var from its endpoint into `out[i]` (reusing its buffer when it fits).
   llvm::Error getVars(const std::vector<std::string> &names,
-                      const std::vector<std::string> &endpoints, std::vector<Tensor> &out);
+                      const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out);
   /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver.
   llvm::Error barrier(proto::MsgKind kind);
   /// Tells every pserver this trainer is done (Paddle's exe.close()); errors are reported but

@@ -36,12 +36,10 @@ llvm::Error recvKernel(KernelContext &ctx) {
   if (!env)
     return env.takeError();
   auto names = opOutputs(ctx.op(), "Out");
-  std::vector<Tensor> got;
-  if (llvm::Error err = (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), got))
-    return err;
-  for (size_t i = 0; i < names.size(); ++i)
-    ctx.scope().get(names[i]) = std::move(got[i]);
-  return llvm::Error::success();
+  std::vector<Tensor *> out;
+  for (const std::string &n : names)
+    out.push_back(&ctx.scope().get(n));
+  return (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), out);
 }
 
 llvm::Error sendBarrierKernel(KernelContext &ctx) {
@@ -107,8 +105,11 @@ llvm::Error geoSyncKernel(KernelContext &ctx) {
       sends.push_back({deltaName(blockNames[i]), &deltas[i]});
     if (llvm::Error err = env.comm->sendVars(sends, blockEps))
       return err;
-    std::vector<Tensor> server;
-    if (llvm::Error err = env.comm->getVars(blockNames, blockEps, server))
+    std::vector<Tensor> server(blockNames.size());
+    std::vector<Tensor *> serverPtrs;
+    for (Tensor &t : server)
+      serverPtrs.push_back(&t);
+    if (llvm::Error err = env.comm->getVars(blockNames, blockEps, serverPtrs))
       return err;
     offset = 0;
     for (const Tensor &s : server) {

@@ -107,10 +107,13 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
                      payload.size(), dtypeName(msg.header.dtype()),
                      dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())),
                      static_cast<size_t>(numel) * elem);
-  std::vector<int64_t> dims(msg.header.dims().begin(), msg.header.dims().end());
-  msg.tensor.resize(msg.header.dtype(), dims);
-  std::memcpy(msg.tensor.raw(), payload.data(), payload.size());
+  msg.payload = std::move(frames[first + 1]);
   return msg;
+}
+
+void Message::copyInto(Tensor &dst) const {
+  dst.resize(header.dtype(), dims(), /*zero=*/false); // every byte is overwritten next
+  std::memcpy(dst.raw(), payload.data(), payload.size());
 }
 
 } // namespace oar::runtime

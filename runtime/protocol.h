@@ -21,10 +21,15 @@ struct Timeouts {
   std::chrono::milliseconds idle{600000};   ///< a pserver hearing from no trainer at all
 };
 
-/// A decoded message: its header and, for var messages, its tensor.
+/// A decoded message: its header and, for var messages, the tensor bytes (checked against the
+/// header's dtype and dims).
 struct Message {
   proto::MsgHeader header;
-  Tensor tensor; // uninitialised when the message has no payload
+  zmq::message_t payload;
+  bool hasTensor() const { return header.dtype() != proto::DTYPE_UNSET; }
+  std::vector<int64_t> dims() const { return {header.dims().begin(), header.dims().end()}; }
+  /// Copies the tensor into `dst`, reusing its buffer when it is large enough.
+  void copyInto(Tensor &dst) const;
 };
 
 /// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer

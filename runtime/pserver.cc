@@ -139,11 +139,11 @@ struct PserverLoop::Impl {
   /// Checks a var payload against the declared var it is written to.
   llvm::Error checkPayload(const Message &m, llvm::StringRef var) {
     const ops::VarType &want = declared[var];
-    llvm::ArrayRef<int64_t> dims = m.tensor.dims();
-    if (!m.tensor.initialized() || m.tensor.dtype() != want.dtype ||
-        dims != llvm::ArrayRef<int64_t>(want.dims))
+    std::vector<int64_t> dims = m.dims();
+    if (!m.hasTensor() || m.header.dtype() != want.dtype ||
+        llvm::ArrayRef<int64_t>(dims) != llvm::ArrayRef<int64_t>(want.dims))
       return makeError("{0} must be {1} but the message holds {2}{3}", var, ops::typeString(want),
-                       dtypeName(m.tensor.dtype()), dimsString(dims));
+                       dtypeName(m.header.dtype()), dimsString(dims));
     return llvm::Error::success();
   }
 
@@ -240,9 +240,9 @@ struct PserverLoop::Impl {
         if (h.step() != barrierRound[t])
           return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
                            h.step(), t, barrierRound[t]);
-        scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))) = std::move(m.tensor);
+        m.copyInto(scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))));
       } else {
-        scope.get(h.var()) = std::move(m.tensor);
+        m.copyInto(scope.get(h.var()));
         if (llvm::Error err = runBlock(it->getValue())) // applied before the next message
           return err;
       }

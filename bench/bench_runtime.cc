@@ -1,0 +1,162 @@
+// Runtime benchmark on 127.0.0.1: push (send_var) and pull (get_var) throughput of one trainer
+// against one pserver for 4 KiB .. 16 MiB tensors, and samples/s of the MLP 784-512-256-10
+// (batch 128 per trainer) with 1 trainer + 1 pserver and 2 trainers + 2 pservers, against the
+// single-machine executor. Trainers and pservers run as threads of this process.
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "api/optimizer.h"
+#include "api/recipes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include "runtime/communicator.h"
+#include "runtime/launcher.h"
+#include "runtime/node.h"
+#include "transpiler/transpiler.h"
+
+using namespace oar;
+using namespace oar::runtime;
+using Clock = std::chrono::steady_clock;
+static llvm::ExitOnError exitOnErr("bench_runtime: ");
+
+static double seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+static std::vector<std::string> endpoints(int n) {
+  std::vector<std::string> eps;
+  for (int p : exitOnErr(freePorts(n)))
+    eps.push_back("127.0.0.1:" + std::to_string(p));
+  return eps;
+}
+
+static std::future<void> servePserver(NodePrograms progs) {
+  return std::async(std::launch::async, [progs] { exitOnErr(runPserver(progs, NodeOptions{})); });
+}
+
+/// Push and pull of one [n, 1] f32 parameter through a sync pserver (pushes are stored, never
+/// applied: no barrier is sent), so the figures are the runtime's alone.
+static void pushPull(int64_t bytes) {
+  int64_t n = bytes / 4;
+  ModelBuilder m;
+  std::string loss = m.mean(m.fc(m.data("x", {n}), 1));
+  exitOnErr(SGD(0.1f).minimize(m, loss));
+  DistributeConfig c;
+  c.pservers = endpoints(1);
+  c.sliceVarUp = false;
+  TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
+  auto server = servePserver({r.pservers[0], r.pserverStartups[0]});
+  Communicator comm(0, c.pservers, Timeouts{});
+  exitOnErr(comm.connect({"sync", 1, r.plan.digest()}));
+  Tensor grad(proto::F32, {n, 1});
+  int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(512) << 20) / bytes, 20, 20000));
+  auto start = Clock::now();
+  for (int i = 0; i < rounds; ++i)
+    exitOnErr(comm.sendVars({{"fc_0.w_0@GRAD", &grad}}, c.pservers));
+  double push = seconds(start);
+  Tensor got;
+  start = Clock::now();
+  for (int i = 0; i < rounds; ++i)
+    exitOnErr(comm.getVars({"fc_0.w_0"}, c.pservers, {&got}));
+  double pull = seconds(start);
+  exitOnErr(comm.complete());
+  server.get();
+  auto gbps = [&](double s) { return static_cast<double>(bytes) * rounds / s / 1e9; };
+  llvm::outs() << llvm::formatv("{0,10} {1,8} {2,12:f3} {3,12:f3} {4,12:f1} {5,12:f1}\n",
+                                bytes >= (1 << 20) ? std::to_string(bytes >> 20) + " MiB"
+                                                   : std::to_string(bytes >> 10) + " KiB",
+                                rounds, gbps(push), gbps(pull), push / rounds * 1e6,
+                                pull / rounds * 1e6);
+}
+
+static RecipeSpec mlpSpec(const std::string &images, const std::string &labels, int64_t rows) {
+  RecipeSpec s;
+  s.model = "mlp", s.in = 784, s.hidden = {512, 256}, s.out = 10;
+  s.loss = "softmax_with_cross_entropy", s.optimizer = "sgd", s.lr = 0.01f;
+  s.batchSize = 128, s.epochs = 1, s.format = "mnist_idx", s.data = {images, labels};
+  (void)rows;
+  return s;
+}
+
+/// Training throughput of all trainers together: samples after each trainer's first step over
+/// the time from the earliest first step's end to the latest last step's end (data loading,
+/// connecting and the first step are left out).
+struct StepClock {
+  std::mutex mutex;
+  Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+  int64_t samples = 0;
+  std::function<void(const StepReport &)> callback() {
+    return [this](const StepReport &r) {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto now = Clock::now();
+      if (r.step == 0)
+        first = std::min(first, now);
+      else
+        samples += r.rows;
+      last = std::max(last, now);
+    };
+  }
+  double perSecond() const { return samples / std::chrono::duration<double>(last - first).count(); }
+};
+
+static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers, int workers) {
+  ModelBuilder m = exitOnErr(buildRecipe(spec));
+  m.main().mutable_train_feed()->set_limit(rows);
+  StepClock clock;
+  if (servers == 0) {
+    Executor exec;
+    Scope scope;
+    exitOnErr(exec.run(m.startup(), scope));
+    TrainOptions opts;
+    opts.onStep = clock.callback();
+    exitOnErr(trainLoop(exec, m.main(), scope, opts));
+    return clock.perSecond();
+  }
+  DistributeConfig c;
+  c.trainers = workers;
+  c.pservers = endpoints(servers);
+  TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
+  std::vector<std::future<void>> nodes;
+  for (int i = 0; i < servers; ++i)
+    nodes.push_back(servePserver({r.pservers[i], r.pserverStartups[i]}));
+  for (int t = 0; t < workers; ++t)
+    nodes.push_back(std::async(std::launch::async, [&, t] {
+      NodeOptions opts;
+      opts.cluster.trainerId = t;
+      opts.onStep = clock.callback();
+      std::optional<EvalResult> eval;
+      exitOnErr(runTrainer({r.trainer, r.trainerStartup}, opts, eval));
+    }));
+  for (auto &n : nodes)
+    n.get();
+  return clock.perSecond();
+}
+
+int main() {
+  llvm::outs() << llvm::formatv("machine: {0} cores, 127.0.0.1, one trainer and one pserver\n",
+                                std::thread::hardware_concurrency());
+  llvm::outs() << llvm::formatv("{0,10} {1,8} {2,12} {3,12} {4,12} {5,12}\n", "tensor", "rounds",
+                                "push GB/s", "pull GB/s", "push us", "pull us");
+  for (int64_t bytes : {int64_t(4) << 10, int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20})
+    pushPull(bytes);
+
+  std::string dir = "/usr/share/datasets/fashion-mnist/";
+  if (!llvm::sys::fs::exists(dir + "train-images-idx3-ubyte.gz"))
+    dir = OAR_BENCH_DIR "/../../shared/data/fashion_mnist/";
+  RecipeSpec spec = mlpSpec(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz", 0);
+  int64_t rows = 16384;
+  llvm::outs() << llvm::formatv("\nMLP 784-512-256-10, batch 128 per trainer, sync SGD, {0} "
+                                "Fashion-MNIST rows\n", rows);
+  double single = mlpSamplesPerSec(spec, rows, 0, 1);
+  llvm::outs() << llvm::formatv("{0,-28} {1,10:f0} samples/s\n", "single-machine executor", single);
+  for (auto [servers, workers] : {std::pair{1, 1}, std::pair{2, 2}}) {
+    double s = mlpSamplesPerSec(spec, rows, servers, workers);
+    llvm::outs() << llvm::formatv("{0,-28} {1,10:f0} samples/s  ({2:f2}x single)\n",
+                                  llvm::formatv("{0} trainer(s) + {1} pserver(s)", workers, servers).str(),
+                                  s, s / single);
+  }
+  return 0;
+}
