@@ -65,8 +65,9 @@ llvm::Error listenAndServKernel(KernelContext &ctx) {
 /// Rows (elements for rank 1) of `t` as a [rows, rest] view: the offset and size of a block.
 int64_t rowWidth(const Tensor &t) { return t.rank() ? t.numel() / std::max<int64_t>(t.dim(0), 1) : 1; }
 
-// Every k steps: push (param - synced)/trainers per block, pull the params, and rebase the local
-// copy on them: local += server - synced; synced = server.
+// Every k steps: push delta = (param - synced)/trainers per block (and count it as synced:
+// synced += delta), pull the params, and rebase the local copy on them:
+// local += server - synced; synced = server.
 llvm::Error geoSyncKernel(KernelContext &ctx) {
   auto envOr = envOf(ctx, true);
   if (!envOr)
@@ -94,8 +95,14 @@ llvm::Error geoSyncKernel(KernelContext &ctx) {
       std::vector<int64_t> dims(local.dims().begin(), local.dims().end());
       dims[0] = rows[block];
       Tensor delta(proto::F32, dims);
-      for (int64_t i = 0; i < delta.numel(); ++i)
-        delta.data<float>()[i] = (local.data<float>()[offset + i] - synced->data<float>()[offset + i]) * invTrainers;
+      float *syncedAt = synced->data<float>() + offset;
+      const float *localAt = local.data<float>() + offset;
+      for (int64_t i = 0; i < delta.numel(); ++i) {
+        delta.data<float>()[i] = (localAt[i] - syncedAt[i]) * invTrainers;
+        // What was sent now counts as synced (as Paddle's GEO does): the rest of this trainer's
+        // progress goes out in later syncs instead of the same share being sent again.
+        syncedAt[i] += delta.data<float>()[i];
+      }
       offset += rows[block] * width;
       deltas.push_back(std::move(delta));
       blockNames.push_back(names[block]);

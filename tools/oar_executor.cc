@@ -20,6 +20,7 @@ static cl::opt<std::string> dir("dir", cl::desc("a directory written by oar-tran
 static cl::opt<std::string> loadDir("load", cl::desc("load persistables from DIR/<var>.npy (pservers: whole params)"), cl::cat(category));
 static cl::opt<std::string> saveDir("save", cl::desc("save persistables as DIR/<var>.npy"), cl::cat(category));
 static cl::opt<std::string> metricsPath("metrics", cl::desc("write per-step metrics CSV"), cl::cat(category));
+static cl::opt<bool> evalOnly("eval-only", cl::desc("skip training: evaluate the test feed (with --load, a checkpoint)"), cl::cat(category));
 static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: about 20 lines)"), cl::init(0), cl::cat(category));
 
 static cl::OptionCategory jobCategory("distributed job (flags override PADDLE_* and TF_CONFIG)");
@@ -66,6 +67,12 @@ static int runSingle() {
   if (!loadDir.empty()) {
     auto loaded = exitOnErr(oar::loadPersistables(mainProg, scope, loadDir));
     outs() << "loaded " << loaded.size() << " vars from " << loadDir << "\n";
+  }
+  if (evalOnly) {
+    if (!mainProg.has_test_feed() || mainProg.test_feed().columns_size() == 0)
+      exitOnErr(oar::makeError("{0} has no test feed to evaluate", mainPath));
+    printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
+    return 0;
   }
   std::unique_ptr<oar::MetricsWriter> metrics;
   if (!metricsPath.empty())
