@@ -3,9 +3,9 @@
 
 #include "ir/error.h"
 #include "ir/names.h"
+#include "ops/op_registry.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "ops/op_registry.h"
 
 namespace oar {
 
@@ -29,7 +29,8 @@ llvm::StringSet<> varsRequiringGrad(const proto::Block &block,
     const ops::OpSchema *schema = ops::lookupOp(op.type());
     if (!schema || !schema->gradMaker())
       continue;
-    bool fed = llvm::any_of(allInputNames(op), [&](const std::string &n) { return wanted.count(n); });
+    bool fed =
+        llvm::any_of(allInputNames(op), [&](const std::string &n) { return wanted.count(n); });
     if (fed)
       for (const std::string &out : allOutputNames(op))
         if (!blocked(findVar(block, out)))
@@ -46,8 +47,7 @@ llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm
   const proto::Var *lossVar = findVar(block, loss);
   if (!lossVar)
     return makeError("append_backward: loss var {0} is not declared in block 0", loss);
-  if (numElements(dimsOf(lossVar->type())) != 1 ||
-      llvm::is_contained(lossVar->type().dims(), -1))
+  if (numElements(dimsOf(lossVar->type())) != 1 || llvm::is_contained(lossVar->type().dims(), -1))
     return makeError("append_backward: loss {0} is {1}; it must hold one element (take its mean)",
                      loss, typeString(lossVar->type()));
   llvm::StringSet<> wanted = varsRequiringGrad(block, noGradSet);
@@ -59,8 +59,10 @@ llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm
   std::vector<size_t> relevant;
   for (size_t i = forward.size(); i-- > 0;) {
     const proto::Op &op = forward[i];
-    bool feedsLoss = llvm::any_of(allOutputNames(op), [&](const std::string &n) { return needed.count(n); });
-    bool fromParam = llvm::any_of(allInputNames(op), [&](const std::string &n) { return wanted.count(n); });
+    bool feedsLoss =
+        llvm::any_of(allOutputNames(op), [&](const std::string &n) { return needed.count(n); });
+    bool fromParam =
+        llvm::any_of(allInputNames(op), [&](const std::string &n) { return wanted.count(n); });
     if (!feedsLoss || !fromParam)
       continue;
     const ops::OpSchema *schema = ops::lookupOp(op.type());
@@ -84,8 +86,7 @@ llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm
 
   auto declareGrad = [&](const std::string &gradVar, const std::string &of) {
     const proto::Var *src = findVar(block, of);
-    proto::Var &v = declareVar(block, gradVar, src->type().dtype(),
-                               dimsOf(src->type()));
+    proto::Var &v = declareVar(block, gradVar, src->type().dtype(), dimsOf(src->type()));
     (void)v;
   };
   llvm::StringSet<> produced;
@@ -109,9 +110,8 @@ llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm
     // An output nobody used has no gradient yet: give it zeros.
     for (const std::string &out : allOutputNames(fwd)) {
       std::string g = gradName(out);
-      bool read = llvm::any_of(gradOps, [&](const proto::Op &op) {
-        return llvm::is_contained(allInputNames(op), g);
-      });
+      bool read = llvm::any_of(
+          gradOps, [&](const proto::Op &op) { return llvm::is_contained(allInputNames(op), g); });
       if (read && !produced.count(g) && findVar(block, out)) {
         declareGrad(g, out);
         append(makeOp("fill_zeros_like", {{"X", {out}}}, {{"Out", {g}}}, {}, proto::BACKWARD));

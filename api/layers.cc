@@ -165,11 +165,10 @@ std::string ModelBuilder::conv2d(llvm::StringRef input, int64_t numFilters, int6
   std::string w = createParameter(layer + ".w_0", {numFilters, channels, filterSize, filterSize},
                                   Initializer::normal(0, stddev));
   std::string b = createParameter(layer + ".b_0", {numFilters}, Initializer::constant(0));
-  std::string c = appendLayerOp(
-      "conv2d", {{"Input", {input.str()}}, {"Filter", {w}}}, "Output",
-      {{"strides", std::vector<int64_t>{stride, stride}},
-       {"paddings", std::vector<int64_t>{padding, padding}}},
-      layer);
+  std::string c = appendLayerOp("conv2d", {{"Input", {input.str()}}, {"Filter", {w}}}, "Output",
+                                {{"strides", std::vector<int64_t>{stride, stride}},
+                                 {"paddings", std::vector<int64_t>{padding, padding}}},
+                                layer);
   std::string out = appendLayerOp("elementwise_add", {{"X", {c}}, {"Y", {b}}}, "Out",
                                   {{"axis", int64_t(1)}}, layer);
   return act.empty() ? out : appendLayerOp(act, {{"X", {out}}}, "Out", {}, layer);
@@ -186,7 +185,8 @@ std::string ModelBuilder::pool2d(llvm::StringRef input, int64_t size, llvm::Stri
 }
 
 std::string ModelBuilder::concat(const std::vector<std::string> &inputs, int64_t axis) {
-  return appendLayerOp("concat", {{"X", inputs}}, "Out", {{"axis", axis}}, uniqueLayerName("concat"));
+  return appendLayerOp("concat", {{"X", inputs}}, "Out", {{"axis", axis}},
+                       uniqueLayerName("concat"));
 }
 
 std::string ModelBuilder::reshape(llvm::StringRef x, std::vector<int64_t> shape) {
@@ -195,16 +195,15 @@ std::string ModelBuilder::reshape(llvm::StringRef x, std::vector<int64_t> shape)
 }
 
 std::string ModelBuilder::squareErrorCost(llvm::StringRef input, llvm::StringRef label) {
-  return appendLayerOp("square_error_cost", {{"X", {input.str()}}, {"Y", {label.str()}}}, "Out",
-                       {}, uniqueLayerName("square_error_cost"));
+  return appendLayerOp("square_error_cost", {{"X", {input.str()}}, {"Y", {label.str()}}}, "Out", {},
+                       uniqueLayerName("square_error_cost"));
 }
 
 std::string ModelBuilder::softmaxWithCrossEntropy(llvm::StringRef logits, llvm::StringRef label) {
   llvm::ExitOnError exitOnErr("oar layers: error: ");
-  auto outs = exitOnErr(appendOp("softmax_with_cross_entropy",
-                                 {{"Logits", {logits.str()}}, {"Label", {label.str()}}},
-                                 {"Softmax", "Loss"}, {},
-                                 uniqueLayerName("softmax_with_cross_entropy")));
+  auto outs = exitOnErr(
+      appendOp("softmax_with_cross_entropy", {{"Logits", {logits.str()}}, {"Label", {label.str()}}},
+               {"Softmax", "Loss"}, {}, uniqueLayerName("softmax_with_cross_entropy")));
   return outs[1];
 }
 

@@ -24,8 +24,7 @@ llvm::Expected<std::vector<ParamGrad>> Optimizer::minimize(ModelBuilder &model,
 std::string Optimizer::stateLike(ModelBuilder &model, llvm::StringRef param, llvm::StringRef kind,
                                  float value) {
   const proto::Var *p = findVar(model.main().blocks(0), param);
-  return model.createPersistable(accumulatorName(param, kind),
-                                 dimsOf(p->type()), value);
+  return model.createPersistable(accumulatorName(param, kind), dimsOf(p->type()), value);
 }
 
 proto::Op SGD::makeUpdate(ModelBuilder &, const ParamGrad &pg, llvm::StringRef lr) {
@@ -35,11 +34,11 @@ proto::Op SGD::makeUpdate(ModelBuilder &, const ParamGrad &pg, llvm::StringRef l
 
 proto::Op Momentum::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
   std::string v = stateLike(model, pg.param, "velocity", 0);
-  return makeOp("momentum",
-                {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"Velocity", {v}},
-                 {"LearningRate", {lr.str()}}},
-                {{"ParamOut", {pg.param}}, {"VelocityOut", {v}}},
-                {{"mu", momentum_}, {"use_nesterov", nesterov_}});
+  return makeOp(
+      "momentum",
+      {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"Velocity", {v}}, {"LearningRate", {lr.str()}}},
+      {{"ParamOut", {pg.param}}, {"VelocityOut", {v}}},
+      {{"mu", momentum_}, {"use_nesterov", nesterov_}});
 }
 
 proto::Op Adam::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
@@ -49,19 +48,27 @@ proto::Op Adam::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::Strin
   std::string b1 = model.createPersistable(accumulatorName(pg.param, "beta1_pow_acc"), {1}, beta1_);
   std::string b2 = model.createPersistable(accumulatorName(pg.param, "beta2_pow_acc"), {1}, beta2_);
   return makeOp("adam",
-                {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"LearningRate", {lr.str()}},
-                 {"Moment1", {m1}}, {"Moment2", {m2}}, {"Beta1Pow", {b1}}, {"Beta2Pow", {b2}}},
-                {{"ParamOut", {pg.param}}, {"Moment1Out", {m1}}, {"Moment2Out", {m2}},
-                 {"Beta1PowOut", {b1}}, {"Beta2PowOut", {b2}}},
+                {{"Param", {pg.param}},
+                 {"Grad", {pg.grad}},
+                 {"LearningRate", {lr.str()}},
+                 {"Moment1", {m1}},
+                 {"Moment2", {m2}},
+                 {"Beta1Pow", {b1}},
+                 {"Beta2Pow", {b2}}},
+                {{"ParamOut", {pg.param}},
+                 {"Moment1Out", {m1}},
+                 {"Moment2Out", {m2}},
+                 {"Beta1PowOut", {b1}},
+                 {"Beta2PowOut", {b2}}},
                 {{"beta1", beta1_}, {"beta2", beta2_}, {"epsilon", epsilon_}});
 }
 
 proto::Op Adagrad::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
   std::string m = stateLike(model, pg.param, "moment", 0);
-  return makeOp("adagrad",
-                {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"Moment", {m}},
-                 {"LearningRate", {lr.str()}}},
-                {{"ParamOut", {pg.param}}, {"MomentOut", {m}}}, {{"epsilon", epsilon_}});
+  return makeOp(
+      "adagrad",
+      {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"Moment", {m}}, {"LearningRate", {lr.str()}}},
+      {{"ParamOut", {pg.param}}, {"MomentOut", {m}}}, {{"epsilon", epsilon_}});
 }
 
 } // namespace oar

@@ -18,8 +18,9 @@ static llvm::Expected<std::unique_ptr<Optimizer>> makeOptimizer(const RecipeSpec
   return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam or adagrad)", s.optimizer);
 }
 
-static void setFeed(proto::DataFeed &feed, const RecipeSpec &s, const std::vector<std::string> &files,
-                    const std::vector<std::string> &columns, llvm::StringRef split) {
+static void setFeed(proto::DataFeed &feed, const RecipeSpec &s,
+                    const std::vector<std::string> &files, const std::vector<std::string> &columns,
+                    llvm::StringRef split) {
   feed.set_format(s.format);
   for (const auto &f : files)
     feed.add_files(f);
@@ -69,8 +70,8 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
     return makeError("unknown --model \"{0}\" (use linear, mlp or lenet)", s.model);
   }
   std::string label = classify ? m.data("label", {1}, proto::I64) : m.data("y", {s.out});
-  std::string cost = classify ? m.softmaxWithCrossEntropy(pred, label)
-                              : m.squareErrorCost(pred, label);
+  std::string cost =
+      classify ? m.softmaxWithCrossEntropy(pred, label) : m.squareErrorCost(pred, label);
   std::string loss = m.mean(cost);
   if (classify)
     m.addMetric(m.accuracy(pred, label));

@@ -6,12 +6,12 @@
 namespace oar {
 
 struct RecipeSpec {
-  std::string model = "linear";      // linear | mlp | lenet
+  std::string model = "linear"; // linear | mlp | lenet
   int64_t in = 13, out = 1;
-  std::vector<int64_t> hidden;       // mlp hidden sizes
-  std::string act = "relu";          // between mlp layers
+  std::vector<int64_t> hidden;            // mlp hidden sizes
+  std::string act = "relu";               // between mlp layers
   std::string loss = "square_error_cost"; // or softmax_with_cross_entropy
-  std::string optimizer = "sgd";     // sgd | momentum | adam | adagrad
+  std::string optimizer = "sgd";          // sgd | momentum | adam | adagrad
   float lr = 0.01f, momentum = 0.9f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
   int64_t batchSize = 32, epochs = 1, seed = 1;
   std::string format;                // uci_housing | mnist_idx | npy | csv (empty: no feed)

@@ -9,13 +9,13 @@
 
 #include "api/optimizer.h"
 #include "api/recipes.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 #include "runtime/communicator.h"
 #include "runtime/launcher.h"
 #include "runtime/node.h"
 #include "transpiler/transpiler.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace oar;
 using namespace oar::runtime;
@@ -146,17 +146,19 @@ int main() {
   std::string dir = "/usr/share/datasets/fashion-mnist/";
   if (!llvm::sys::fs::exists(dir + "train-images-idx3-ubyte.gz"))
     dir = OAR_BENCH_DIR "/../../shared/data/fashion_mnist/";
-  RecipeSpec spec = mlpSpec(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz", 0);
+  RecipeSpec spec =
+      mlpSpec(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz", 0);
   int64_t rows = 16384;
   llvm::outs() << llvm::formatv("\nMLP 784-512-256-10, batch 128 per trainer, sync SGD, {0} "
-                                "Fashion-MNIST rows\n", rows);
+                                "Fashion-MNIST rows\n",
+                                rows);
   double single = mlpSamplesPerSec(spec, rows, 0, 1);
   llvm::outs() << llvm::formatv("{0,-28} {1,10:f0} samples/s\n", "single-machine executor", single);
   for (auto [servers, workers] : {std::pair{1, 1}, std::pair{2, 2}}) {
     double s = mlpSamplesPerSec(spec, rows, servers, workers);
-    llvm::outs() << llvm::formatv("{0,-28} {1,10:f0} samples/s  ({2:f2}x single)\n",
-                                  llvm::formatv("{0} trainer(s) + {1} pserver(s)", workers, servers).str(),
-                                  s, s / single);
+    llvm::outs() << llvm::formatv(
+        "{0,-28} {1,10:f0} samples/s  ({2:f2}x single)\n",
+        llvm::formatv("{0} trainer(s) + {1} pserver(s)", workers, servers).str(), s, s / single);
   }
   return 0;
 }

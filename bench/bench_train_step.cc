@@ -62,14 +62,16 @@ static double oarMsPerStep(const Case &c) {
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < c.steps; ++i)
     exitOnErr(exec.run(m.main(), scope));
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+             .count() /
          c.steps;
 }
 
 /// ms per PyTorch step, or a negative value when torch is not available.
 static double torchMsPerStep(const char *model, int steps) {
   std::string cmd = formatv("/usr/bin/python3 {0} {1} {2} {3} 2>/dev/null", torchScript.getValue(),
-                            model, threads.getValue(), steps).str();
+                            model, threads.getValue(), steps)
+                        .str();
   FILE *p = popen(cmd.c_str(), "r");
   if (!p)
     return -1;
@@ -87,8 +89,8 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "oar training-step benchmark\n");
-  outs() << formatv("machine: {0}, {1} cores; threads used: {2} (OMP_NUM_THREADS={3})\n", cpuModel(),
-                    std::thread::hardware_concurrency(), threads.getValue(),
+  outs() << formatv("machine: {0}, {1} cores; threads used: {2} (OMP_NUM_THREADS={3})\n",
+                    cpuModel(), std::thread::hardware_concurrency(), threads.getValue(),
                     getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "unset");
   std::vector<Case> cases;
   Case line{"fit_a_line", {}, 2000};

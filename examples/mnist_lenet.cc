@@ -6,7 +6,8 @@
 int main(int argc, char **argv) {
   llvm::ExitOnError exitOnErr("mnist_lenet: error: ");
   if (argc != 6) {
-    llvm::errs() << "usage: " << argv[0] << " OUT_DIR TRAIN_IMAGES TRAIN_LABELS TEST_IMAGES TEST_LABELS\n";
+    llvm::errs() << "usage: " << argv[0]
+                 << " OUT_DIR TRAIN_IMAGES TRAIN_LABELS TEST_IMAGES TEST_LABELS\n";
     return 2;
   }
   oar::ModelBuilder m(/*seed=*/1);
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
   feed(m.main().mutable_train_feed(), argv[2], argv[3]);
   feed(m.main().mutable_test_feed(), argv[4], argv[5]);
   exitOnErr(oar::saveProgram(m.main(), std::string(argv[1]) + "/main.pb", "mnist_lenet example"));
-  exitOnErr(oar::saveProgram(m.startup(), std::string(argv[1]) + "/startup.pb", "mnist_lenet example"));
+  exitOnErr(
+      oar::saveProgram(m.startup(), std::string(argv[1]) + "/startup.pb", "mnist_lenet example"));
   llvm::outs() << "wrote " << argv[1] << "/main.pb and startup.pb\n";
 }

@@ -169,10 +169,18 @@ llvm::Expected<std::vector<Tensor>> readCsv(const proto::DataFeed &feed,
       for (int64_t j = 0; j < widths[c]; ++j) {
         double v = (*rows)[r][field + j];
         switch (t.dtype()) {
-        case proto::F32: t.data<float>()[r * widths[c] + j] = static_cast<float>(v); break;
-        case proto::F64: t.data<double>()[r * widths[c] + j] = v; break;
-        case proto::I32: t.data<int32_t>()[r * widths[c] + j] = static_cast<int32_t>(v); break;
-        default: t.data<int64_t>()[r * widths[c] + j] = static_cast<int64_t>(v); break;
+        case proto::F32:
+          t.data<float>()[r * widths[c] + j] = static_cast<float>(v);
+          break;
+        case proto::F64:
+          t.data<double>()[r * widths[c] + j] = v;
+          break;
+        case proto::I32:
+          t.data<int32_t>()[r * widths[c] + j] = static_cast<int32_t>(v);
+          break;
+        default:
+          t.data<int64_t>()[r * widths[c] + j] = static_cast<int64_t>(v);
+          break;
         }
       }
     field += widths[c];
@@ -224,7 +232,8 @@ llvm::Expected<Dataset> loadDataset(const proto::DataFeed &feed, const proto::Bl
     const proto::Var &v = *vars[c];
     std::string file = feed.files_size() ? feed.files(std::min<int>(c, feed.files_size() - 1)) : "";
     int64_t rowWidth = numElements(dimsOf(v.type()).drop_front());
-    if (t.rank() == 0 || t.dim(0) < ds.rows || t.numel() / std::max<int64_t>(t.dim(0), 1) != rowWidth)
+    if (t.rank() == 0 || t.dim(0) < ds.rows ||
+        t.numel() / std::max<int64_t>(t.dim(0), 1) != rowWidth)
       return makeError("{0}: column for var {1} is {2}{3} but the var is {4}", file, v.name(),
                        dtypeName(t.dtype()), dimsString(t.dims()), typeString(v.type()));
     if (t.dtype() != v.type().dtype())

@@ -15,8 +15,7 @@ llvm::StringRef deviceName(Device d);
 /// inference when the kernel is called.
 class KernelContext {
 public:
-  KernelContext(const proto::Op &op, const ops::OpSchema &schema, Scope &scope,
-                void *env = nullptr)
+  KernelContext(const proto::Op &op, const ops::OpSchema &schema, Scope &scope, void *env = nullptr)
       : op_(op), attrs_(op, schema), scope_(scope), env_(env) {}
   const proto::Op &op() const { return op_; }
   const ops::AttrReader &attrs() const { return attrs_; }
@@ -52,6 +51,6 @@ bool hasKernel(llvm::StringRef op, Device device);
 #define OAR_KERNEL_CONCAT2(a, b, c) a##b##c
 #define OAR_KERNEL_CONCAT(a, b, c) OAR_KERNEL_CONCAT2(a, b, c)
 /// `OAR_KERNEL(scale, Device::Cpu, proto::F32, scaleCpu<float>);`
-#define OAR_KERNEL(op, device, dtype, fn)                                                         \
-  [[maybe_unused]] static bool OAR_KERNEL_CONCAT(oarKernel_, op, __COUNTER__) =                      \
+#define OAR_KERNEL(op, device, dtype, fn)                                                          \
+  [[maybe_unused]] static bool OAR_KERNEL_CONCAT(oarKernel_, op, __COUNTER__) =                    \
       ::oar::registerKernel(#op, device, dtype, fn)

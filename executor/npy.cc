@@ -15,11 +15,16 @@ const char kMagic[] = "\x93NUMPY";
 
 llvm::StringRef descrOf(DType d) {
   switch (d) {
-  case proto::F32: return "<f4";
-  case proto::F64: return "<f8";
-  case proto::I32: return "<i4";
-  case proto::I64: return "<i8";
-  default: return "";
+  case proto::F32:
+    return "<f4";
+  case proto::F64:
+    return "<f8";
+  case proto::I32:
+    return "<i4";
+  case proto::I64:
+    return "<i8";
+  default:
+    return "";
   }
 }
 
@@ -71,12 +76,18 @@ llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
   }
   DType dtype;
   bool widenU8 = false;
-  if (descr == "<f4") dtype = proto::F32;
-  else if (descr == "<f8") dtype = proto::F64;
-  else if (descr == "<i4") dtype = proto::I32;
-  else if (descr == "<i8") dtype = proto::I64;
-  else if (descr == "|u1") { dtype = proto::I64; widenU8 = true; }
-  else
+  if (descr == "<f4")
+    dtype = proto::F32;
+  else if (descr == "<f8")
+    dtype = proto::F64;
+  else if (descr == "<i4")
+    dtype = proto::I32;
+  else if (descr == "<i8")
+    dtype = proto::I64;
+  else if (descr == "|u1") {
+    dtype = proto::I64;
+    widenU8 = true;
+  } else
     return makeError("{0}: dtype '{1}' is not supported (use float32, float64, int32 or int64)",
                      path, descr);
   Tensor t(dtype, dims);
@@ -102,9 +113,9 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   else if (t.rank() == 1)
     shape.resize(shape.size() - 1); // "(5,)"
   shape += ")";
-  std::string header =
-      llvm::formatv("{{'descr': '{0}', 'fortran_order': False, 'shape': {1}, }", descrOf(t.dtype()), shape)
-          .str();
+  std::string header = llvm::formatv("{{'descr': '{0}', 'fortran_order': False, 'shape': {1}, }",
+                                     descrOf(t.dtype()), shape)
+                           .str();
   // Pad so the data starts on a 64-byte boundary; the header ends with a newline.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

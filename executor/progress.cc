@@ -7,8 +7,7 @@
 namespace oar {
 
 ProgressPrinter::ProgressPrinter(llvm::raw_ostream &os, std::string prefix, int64_t logEvery)
-    : os_(os), prefix_(std::move(prefix)), logEvery_(logEvery),
-      terminal_(os.is_displayed()) {}
+    : os_(os), prefix_(std::move(prefix)), logEvery_(logEvery), terminal_(os.is_displayed()) {}
 
 void ProgressPrinter::update(const StepReport &r) {
   if (r.samplesPerSec > 0) {
@@ -18,7 +17,8 @@ void ProgressPrinter::update(const StepReport &r) {
   double rate = seconds_ > 0 ? samples_ / seconds_ : 0;
   bool last = r.step + 1 == r.totalSteps;
   if (terminal_) {
-    int width = 30, filled = r.totalSteps ? static_cast<int>(width * (r.step + 1) / r.totalSteps) : 0;
+    int width = 30,
+        filled = r.totalSteps ? static_cast<int>(width * (r.step + 1) / r.totalSteps) : 0;
     os_ << "\r" << prefix_ << "[" << std::string(filled, '#') << std::string(width - filled, '.')
         << llvm::formatv("] step {0}/{1} epoch {2} loss {3:f4} {4:f0} samples/s", r.step + 1,
                          r.totalSteps, r.epoch, r.loss, rate);

@@ -12,7 +12,8 @@ static std::shared_ptr<std::byte> allocate(size_t bytes, bool zero) {
   assert(p && "out of memory");
   if (zero)
     std::memset(p, 0, rounded == 0 ? 64 : rounded);
-  return std::shared_ptr<std::byte>(static_cast<std::byte *>(p), [](std::byte *q) { std::free(q); });
+  return std::shared_ptr<std::byte>(static_cast<std::byte *>(p),
+                                    [](std::byte *q) { std::free(q); });
 }
 
 void Tensor::resize(DType dtype, llvm::ArrayRef<int64_t> dims, bool zero) {

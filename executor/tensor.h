@@ -9,8 +9,8 @@
 
 #include "ir/program.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/Support/StringSaver.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/StringSaver.h"
 
 namespace oar {
 

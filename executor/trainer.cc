@@ -36,7 +36,8 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   BatchReader reader(*ds, main.train_feed(), opts.trainerId, opts.trainers);
   std::vector<StepReport> reports;
   std::vector<Tensor> batch;
-  int64_t epoch = 0, total = reader.batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
+  int64_t epoch = 0,
+          total = reader.batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
   while (reader.next(batch, epoch)) {
     auto start = std::chrono::steady_clock::now();
     feedBatch(scope, *ds, batch);

@@ -27,11 +27,16 @@ static std::string joinQuoted(const google::protobuf::RepeatedPtrField<std::stri
 
 std::string attrText(const proto::Attr &a) {
   switch (a.value_case()) {
-  case proto::Attr::kI: return std::to_string(a.i());
-  case proto::Attr::kF: return floatText(a.f());
-  case proto::Attr::kS: return "\"" + a.s() + "\"";
-  case proto::Attr::kB: return a.b() ? "true" : "false";
-  case proto::Attr::kBlock: return "block " + std::to_string(a.block());
+  case proto::Attr::kI:
+    return std::to_string(a.i());
+  case proto::Attr::kF:
+    return floatText(a.f());
+  case proto::Attr::kS:
+    return "\"" + a.s() + "\"";
+  case proto::Attr::kB:
+    return a.b() ? "true" : "false";
+  case proto::Attr::kBlock:
+    return "block " + std::to_string(a.block());
   case proto::Attr::kInts: {
     std::string s;
     for (int64_t x : a.ints().v())
@@ -44,8 +49,10 @@ std::string attrText(const proto::Attr &a) {
       s += (s.empty() ? "" : ", ") + floatText(x);
     return "[" + s + "]";
   }
-  case proto::Attr::kStrings: return joinQuoted(a.strings().v());
-  default: return "?";
+  case proto::Attr::kStrings:
+    return joinQuoted(a.strings().v());
+  default:
+    return "?";
   }
 }
 
@@ -139,12 +146,17 @@ std::string dotGraph(const std::vector<std::pair<std::string, proto::Program>> &
   std::vector<std::pair<std::string, const proto::Op *>> distOps;
   for (size_t p = 0; p < programs.size(); ++p) {
     const auto &[name, prog] = programs[p];
-    out += llvm::formatv("  subgraph cluster_{0} {{\n    label=\"{1}\";\n", p, dotEscape(name)).str();
+    out +=
+        llvm::formatv("  subgraph cluster_{0} {{\n    label=\"{1}\";\n", p, dotEscape(name)).str();
     for (const proto::Block &b : prog.blocks()) {
       std::map<std::string, std::string> lastWriter;
+      std::string previous;
       for (int i = 0; i < b.ops_size(); ++i) {
         const proto::Op &op = b.ops(i);
         std::string node = llvm::formatv("p{0}b{1}o{2}", p, b.idx(), i).str();
+        if (!previous.empty()) // keep program order top-down, also for ops without data edges
+          out += "    " + previous + " -> " + node + " [style=invis];\n";
+        previous = node;
         std::string label = op.type();
         for (const std::string &o : allOutputNames(op))
           label += "\\n" + dotEscape(o);
@@ -176,9 +188,11 @@ std::string dotGraph(const std::vector<std::pair<std::string, proto::Program>> &
       if (it == serverNode.end())
         continue;
       out += isSend ? llvm::formatv("  {0} -> {1} [label=\"{2}\", color=red, constraint=false];\n",
-                                    node, it->second, dotEscape(names[i])).str()
+                                    node, it->second, dotEscape(names[i]))
+                          .str()
                     : llvm::formatv("  {1} -> {0} [label=\"{2}\", color=blue, constraint=false];\n",
-                                    node, it->second, dotEscape(names[i])).str();
+                                    node, it->second, dotEscape(names[i]))
+                          .str();
     }
   }
   return out + "}\n";

@@ -17,19 +17,29 @@ namespace oar {
 
 size_t dtypeSize(DType dtype) {
   switch (dtype) {
-  case proto::F32: case proto::I32: return 4;
-  case proto::F64: case proto::I64: return 8;
-  default: return 0;
+  case proto::F32:
+  case proto::I32:
+    return 4;
+  case proto::F64:
+  case proto::I64:
+    return 8;
+  default:
+    return 0;
   }
 }
 
 llvm::StringRef dtypeName(DType dtype) {
   switch (dtype) {
-  case proto::F32: return "f32";
-  case proto::F64: return "f64";
-  case proto::I32: return "i32";
-  case proto::I64: return "i64";
-  default: return "unset";
+  case proto::F32:
+    return "f32";
+  case proto::F64:
+    return "f64";
+  case proto::I32:
+    return "i32";
+  case proto::I64:
+    return "i64";
+  default:
+    return "unset";
   }
 }
 

@@ -3,9 +3,9 @@
 
 #include "ir/error.h"
 #include "ir/names.h"
+#include "ops/op_registry.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "ops/op_registry.h"
 
 namespace oar {
 
@@ -13,15 +13,24 @@ namespace {
 
 const char *attrCaseName(proto::Attr::ValueCase c) {
   switch (c) {
-  case proto::Attr::kI: return "int";
-  case proto::Attr::kF: return "float";
-  case proto::Attr::kS: return "string";
-  case proto::Attr::kB: return "bool";
-  case proto::Attr::kInts: return "int list";
-  case proto::Attr::kFloats: return "float list";
-  case proto::Attr::kStrings: return "string list";
-  case proto::Attr::kBlock: return "block";
-  default: return "unset";
+  case proto::Attr::kI:
+    return "int";
+  case proto::Attr::kF:
+    return "float";
+  case proto::Attr::kS:
+    return "string";
+  case proto::Attr::kB:
+    return "bool";
+  case proto::Attr::kInts:
+    return "int list";
+  case proto::Attr::kFloats:
+    return "float list";
+  case proto::Attr::kStrings:
+    return "string list";
+  case proto::Attr::kBlock:
+    return "block";
+  default:
+    return "unset";
   }
 }
 
@@ -62,8 +71,8 @@ llvm::Error checkSchema(const proto::Op &op, const ops::OpSchema &schema,
     if (!decl)
       return makeError("unknown attr {0}", a.name());
     if (decl->defaultValue.value_case() != a.value_case())
-      return makeError("attr {0} is a {1} but must be a {2}", a.name(), attrCaseName(a.value_case()),
-                       attrCaseName(decl->defaultValue.value_case()));
+      return makeError("attr {0} is a {1} but must be a {2}", a.name(),
+                       attrCaseName(a.value_case()), attrCaseName(decl->defaultValue.value_case()));
     if (a.value_case() == proto::Attr::kBlock && (a.block() < 0 || a.block() >= numBlocks))
       return makeError("attr {0} names block {1} but the program has {2}", a.name(), a.block(),
                        numBlocks);
@@ -115,7 +124,9 @@ llvm::Error verifyProgram(const proto::Program &prog, llvm::StringRef source) {
       }
     for (int i = 0; i < block.ops_size(); ++i) {
       const proto::Op &op = block.ops(i);
-      auto where = [&] { return llvm::formatv("{0}: block {1}, op #{2} ({3})", source, b, i, op.type()).str(); };
+      auto where = [&] {
+        return llvm::formatv("{0}: block {1}, op #{2} ({3})", source, b, i, op.type()).str();
+      };
       const ops::OpSchema *schema = ops::lookupOp(op.type());
       if (!schema)
         return makeError("{0}: unknown op type \"{1}\"", where(), op.type());

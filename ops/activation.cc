@@ -24,19 +24,19 @@ static constexpr char kReluGrad[] = "relu_grad";
 static constexpr char kSigmoidGrad[] = "sigmoid_grad";
 static constexpr char kTanhGrad[] = "tanh_grad";
 
-#define OAR_ACTIVATION_OP(name, what, gradType)                                                   \
-  OAR_OP(name)                                                                                    \
-      .summary(what)                                                                              \
-      .input("X", "input")                                                                        \
-      .output("Out", "X's shape")                                                                 \
-      .inferShape(inferActivation)                                                                \
-      .grad(gradActivation<gradType>);                                                            \
-  OAR_OP(name##_grad)                                                                             \
-      .summary("gradient of " #name ", from Out")                                                 \
-      .input("Out", "forward Out")                                                                \
-      .input("Out@GRAD", "gradient of Out")                                                       \
-      .output("X@GRAD", "gradient of X")                                                          \
-      .inferShape(inferActivationGrad)                                                            \
+#define OAR_ACTIVATION_OP(name, what, gradType)                                                    \
+  OAR_OP(name)                                                                                     \
+      .summary(what)                                                                               \
+      .input("X", "input")                                                                         \
+      .output("Out", "X's shape")                                                                  \
+      .inferShape(inferActivation)                                                                 \
+      .grad(gradActivation<gradType>);                                                             \
+  OAR_OP(name##_grad)                                                                              \
+      .summary("gradient of " #name ", from Out")                                                  \
+      .input("Out", "forward Out")                                                                 \
+      .input("Out@GRAD", "gradient of Out")                                                        \
+      .output("X@GRAD", "gradient of X")                                                           \
+      .inferShape(inferActivationGrad)                                                             \
       .noGrad(kGradOpReason)
 
 OAR_ACTIVATION_OP(relu, "Out = max(X, 0)", kReluGrad);

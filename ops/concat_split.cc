@@ -59,8 +59,8 @@ static llvm::Error inferSplit(InferContext &ctx) {
   size_t n = ctx.outputCount("Out");
   if (sections.empty()) {
     if (x.dims[axis] >= 0 && x.dims[axis] % static_cast<int64_t>(n) != 0)
-      return makeError("{0} cannot be split into {1} equal parts along axis {2}",
-                       ctx.describe("X"), n, axis);
+      return makeError("{0} cannot be split into {1} equal parts along axis {2}", ctx.describe("X"),
+                       n, axis);
     sections.assign(n, x.dims[axis] < 0 ? -1 : x.dims[axis] / static_cast<int64_t>(n));
   }
   if (sections.size() != n)

@@ -31,24 +31,24 @@ static constexpr char kAddGrad[] = "elementwise_add_grad";
 static constexpr char kSubGrad[] = "elementwise_sub_grad";
 static constexpr char kMulGrad[] = "elementwise_mul_grad";
 
-#define OAR_ELEMENTWISE_OP(name, what, gradType)                                                  \
-  OAR_OP(name)                                                                                    \
-      .summary(what)                                                                              \
-      .input("X", "left operand")                                                                 \
-      .input("Y", "right operand, broadcast over X")                                              \
-      .output("Out", "X's shape")                                                                 \
-      .attr<int64_t>("axis", -1, "X's dim where Y's dims start; -1 aligns to the end")            \
-      .inferShape(inferElementwise)                                                               \
-      .grad(gradElementwise<gradType>);                                                           \
-  OAR_OP(name##_grad)                                                                             \
-      .summary("gradients of " #name)                                                             \
-      .input("X", "forward X")                                                                    \
-      .input("Y", "forward Y")                                                                    \
-      .input("Out@GRAD", "gradient of Out")                                                       \
-      .output("X@GRAD", "gradient of X", kOptional)                                               \
-      .output("Y@GRAD", "gradient of Y (summed over broadcast dims)", kOptional)                  \
-      .sameAttrsAs(OAR_OP_CONCAT(oarOpSchema_, name))                                             \
-      .inferShape(inferGradsLikeInputs)                                                           \
+#define OAR_ELEMENTWISE_OP(name, what, gradType)                                                   \
+  OAR_OP(name)                                                                                     \
+      .summary(what)                                                                               \
+      .input("X", "left operand")                                                                  \
+      .input("Y", "right operand, broadcast over X")                                               \
+      .output("Out", "X's shape")                                                                  \
+      .attr<int64_t>("axis", -1, "X's dim where Y's dims start; -1 aligns to the end")             \
+      .inferShape(inferElementwise)                                                                \
+      .grad(gradElementwise<gradType>);                                                            \
+  OAR_OP(name##_grad)                                                                              \
+      .summary("gradients of " #name)                                                              \
+      .input("X", "forward X")                                                                     \
+      .input("Y", "forward Y")                                                                     \
+      .input("Out@GRAD", "gradient of Out")                                                        \
+      .output("X@GRAD", "gradient of X", kOptional)                                                \
+      .output("Y@GRAD", "gradient of Y (summed over broadcast dims)", kOptional)                   \
+      .sameAttrsAs(OAR_OP_CONCAT(oarOpSchema_, name))                                              \
+      .inferShape(inferGradsLikeInputs)                                                            \
       .noGrad(kGradOpReason)
 
 OAR_ELEMENTWISE_OP(elementwise_add, "Out = X + Y", kAddGrad);

@@ -8,9 +8,7 @@
 
 namespace oar::ops {
 
-std::string typeString(const VarType &t) {
-  return dtypeName(t.dtype).str() + dimsString(t.dims);
-}
+std::string typeString(const VarType &t) { return dtypeName(t.dtype).str() + dimsString(t.dims); }
 
 namespace {
 std::map<std::string, std::unique_ptr<OpSchema>, std::less<>> &registry() {
@@ -91,9 +89,7 @@ bool InferContext::hasOutput(llvm::StringRef slot, size_t i) const {
   auto names = opOutputs(op_, slot);
   return i < names.size() && names[i] != kEmptyVarName;
 }
-size_t InferContext::outputCount(llvm::StringRef slot) const {
-  return opOutputs(op_, slot).size();
-}
+size_t InferContext::outputCount(llvm::StringRef slot) const { return opOutputs(op_, slot).size(); }
 
 void InferContext::setOutput(llvm::StringRef slot, VarType type, size_t i) {
   auto names = opOutputs(op_, slot);

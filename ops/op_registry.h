@@ -60,7 +60,10 @@ private:
 class OpSchema {
 public:
   explicit OpSchema(std::string type) : type_(std::move(type)) {}
-  OpSchema &summary(std::string s) { summary_ = std::move(s); return *this; }
+  OpSchema &summary(std::string s) {
+    summary_ = std::move(s);
+    return *this;
+  }
   OpSchema &input(std::string name, std::string doc, unsigned flags = kRequired) {
     inputs_.push_back({std::move(name), std::move(doc), flags});
     return *this;
@@ -82,10 +85,19 @@ public:
         attrs_.push_back(a);
     return *this;
   }
-  OpSchema &inferShape(InferFn fn) { infer_ = fn; return *this; }
-  OpSchema &grad(GradFn fn) { grad_ = fn; return *this; }
+  OpSchema &inferShape(InferFn fn) {
+    infer_ = fn;
+    return *this;
+  }
+  OpSchema &grad(GradFn fn) {
+    grad_ = fn;
+    return *this;
+  }
   /// Declares that the op has no gradient, and why.
-  OpSchema &noGrad(std::string reason) { noGradReason_ = std::move(reason); return *this; }
+  OpSchema &noGrad(std::string reason) {
+    noGradReason_ = std::move(reason);
+    return *this;
+  }
 
   const std::string &type() const { return type_; }
   const std::string &summaryText() const { return summary_; }
@@ -175,6 +187,6 @@ private:
 #define OAR_OP_CONCAT2(a, b) a##b
 #define OAR_OP_CONCAT(a, b) OAR_OP_CONCAT2(a, b)
 /// Declares an op: `OAR_OP(scale).summary(...).input(...)...;`
-#define OAR_OP(type)                                                                              \
-  [[maybe_unused]] static ::oar::ops::OpSchema &OAR_OP_CONCAT(oarOpSchema_, type) =               \
+#define OAR_OP(type)                                                                               \
+  [[maybe_unused]] static ::oar::ops::OpSchema &OAR_OP_CONCAT(oarOpSchema_, type) =                \
       ::oar::ops::registerOp(#type)

@@ -2,8 +2,8 @@
 #include "runtime/cluster.h"
 
 #include "ir/error.h"
-#include "llvm/Support/JSON.h"
 #include "transpiler/config.h"
+#include "llvm/Support/JSON.h"
 
 namespace oar::runtime {
 
@@ -35,7 +35,8 @@ static llvm::Expected<ClusterSpec> fromTfConfig(llvm::StringRef text) {
   if (*type == "ps") {
     spec.role = "pserver";
     if (*index < 0 || *index >= static_cast<int64_t>(spec.pservers.size()))
-      return makeError("TF_CONFIG task.index {0} is out of range for {1} ps", *index, spec.pservers.size());
+      return makeError("TF_CONFIG task.index {0} is out of range for {1} ps", *index,
+                       spec.pservers.size());
     spec.currentEndpoint = spec.pservers[*index];
   } else if (*type == "worker" || *type == "chief") {
     spec.role = "trainer";

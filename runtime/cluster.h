@@ -11,11 +11,11 @@ namespace oar::runtime {
 
 /// This node's place in the job. An empty role means a single-machine run.
 struct ClusterSpec {
-  std::string role;                 ///< "trainer" | "pserver" | ""
+  std::string role; ///< "trainer" | "pserver" | ""
   int64_t trainerId = 0;
-  int64_t trainers = 0;             ///< 0: unknown
+  int64_t trainers = 0; ///< 0: unknown
   std::vector<std::string> pservers;
-  std::string currentEndpoint;      ///< a pserver's own host:port
+  std::string currentEndpoint; ///< a pserver's own host:port
 };
 
 using GetEnv = std::function<const char *(const char *)>;

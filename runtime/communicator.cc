@@ -64,7 +64,8 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
                            r.header.var().empty() ? "" : " " + r.header.var());
         if (stopRequested())
           return makeError("{0}: stopped by signal while {1}", who(), what);
-        frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
+        frames =
+            receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
       }
       auto msg = decodeMessage(*frames, 0);
       if (!msg)
@@ -117,7 +118,8 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
                                    const std::vector<std::string> &endpoints, proto::MsgKind kind) {
   std::vector<Request> reqs;
   for (size_t i = 0; i < vars.size(); ++i)
-    reqs.push_back({makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]});
+    reqs.push_back(
+        {makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]});
   auto replies = roundTrip(reqs, "sending");
   return replies ? llvm::Error::success() : replies.takeError();
 }
@@ -127,7 +129,8 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
                                   const std::vector<Tensor *> &out) {
   std::vector<Request> reqs;
   for (size_t i = 0; i < names.size(); ++i)
-    reqs.push_back({makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
+    reqs.push_back(
+        {makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
   auto replies = roundTrip(reqs, "receiving");
   if (!replies)
     return replies.takeError();
@@ -145,7 +148,8 @@ llvm::Error Communicator::barrier(proto::MsgKind kind) {
   std::vector<Request> reqs;
   for (const std::string &ep : endpoints_)
     reqs.push_back({makeHeader(kind, "", trainerId_, step_), nullptr, ep});
-  auto replies = roundTrip(reqs, kind == proto::SEND_BARRIER ? "in send_barrier" : "in fetch_barrier");
+  auto replies =
+      roundTrip(reqs, kind == proto::SEND_BARRIER ? "in send_barrier" : "in fetch_barrier");
   if (!replies)
     return replies.takeError();
   if (kind == proto::SEND_BARRIER)

@@ -26,7 +26,8 @@ public:
   llvm::Error connect(const JobIdentity &job);
   /// Sends each tensor to its endpoint and waits for every acknowledgement.
   llvm::Error sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
-                       const std::vector<std::string> &endpoints, proto::MsgKind kind = proto::SEND_VAR);
+                       const std::vector<std::string> &endpoints,
+                       proto::MsgKind kind = proto::SEND_VAR);
   /// Fetches each var from its endpoint into `out[i]` (reusing its buffer when it fits).
   llvm::Error getVars(const std::vector<std::string> &names,
                       const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out);

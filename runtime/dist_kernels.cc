@@ -63,7 +63,9 @@ llvm::Error listenAndServKernel(KernelContext &ctx) {
 }
 
 /// Rows (elements for rank 1) of `t` as a [rows, rest] view: the offset and size of a block.
-int64_t rowWidth(const Tensor &t) { return t.rank() ? t.numel() / std::max<int64_t>(t.dim(0), 1) : 1; }
+int64_t rowWidth(const Tensor &t) {
+  return t.rank() ? t.numel() / std::max<int64_t>(t.dim(0), 1) : 1;
+}
 
 // Every k steps: push delta = (param - synced)/trainers per block (and count it as synced:
 // synced += delta), pull the params, and rebase the local copy on them:
@@ -86,7 +88,8 @@ llvm::Error geoSyncKernel(KernelContext &ctx) {
     Tensor &local = ctx.scope().get(params[p]);
     Tensor *synced = ctx.scope().find(syncedName(params[p]));
     if (!synced || synced->numel() != local.numel() || local.dtype() != proto::F32)
-      return makeError("geo_sync: {0} has no f32 synced copy {1}", params[p], syncedName(params[p]));
+      return makeError("geo_sync: {0} has no f32 synced copy {1}", params[p],
+                       syncedName(params[p]));
     int64_t width = rowWidth(local), offset = 0;
     std::vector<Tensor> deltas;
     std::vector<std::pair<std::string, const Tensor *>> sends;
@@ -133,10 +136,10 @@ llvm::Error geoSyncKernel(KernelContext &ctx) {
 
 } // namespace
 
-#define OAR_DIST_KERNEL(op, fn)                                                                   \
-  OAR_KERNEL(op, Device::Cpu, proto::F32, fn);                                                    \
-  OAR_KERNEL(op, Device::Cpu, proto::F64, fn);                                                    \
-  OAR_KERNEL(op, Device::Cpu, proto::I32, fn);                                                    \
+#define OAR_DIST_KERNEL(op, fn)                                                                    \
+  OAR_KERNEL(op, Device::Cpu, proto::F32, fn);                                                     \
+  OAR_KERNEL(op, Device::Cpu, proto::F64, fn);                                                     \
+  OAR_KERNEL(op, Device::Cpu, proto::I32, fn);                                                     \
   OAR_KERNEL(op, Device::Cpu, proto::I64, fn)
 
 OAR_DIST_KERNEL(send, sendKernel);

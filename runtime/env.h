@@ -7,11 +7,11 @@
 namespace oar::runtime {
 
 struct RunEnv {
-  Communicator *comm = nullptr;          ///< set on trainers
+  Communicator *comm = nullptr;            ///< set on trainers
   const proto::Program *program = nullptr; ///< the program being run (pservers' sub-blocks)
-  PserverOptions pserver;                ///< used by listen_and_serv
-  int64_t geoStep = 0;                   ///< steps since the trainer started (GEO)
-  bool forceGeoSync = false;             ///< sync now whatever the step (the final flush)
+  PserverOptions pserver;                  ///< used by listen_and_serv
+  int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)
+  bool forceGeoSync = false;               ///< sync now whatever the step (the final flush)
 };
 
 } // namespace oar::runtime

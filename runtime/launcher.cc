@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "ir/error.h"
+#include "runtime/signals.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "runtime/signals.h"
 
 namespace oar::runtime {
 
@@ -107,8 +107,9 @@ llvm::Error launch(const LaunchOptions &opts) {
     if (!llvm::sys::fs::exists(opts.modelDir + f))
       return makeError("{0}{1}: missing; the model directory needs main.pb and startup.pb",
                        opts.modelDir, f);
-  common = {"--main", opts.modelDir + "/main.pb", "--startup", opts.modelDir + "/startup.pb",
-            "--mode", opts.mode};
+  common = {"--main",    opts.modelDir + "/main.pb",
+            "--startup", opts.modelDir + "/startup.pb",
+            "--mode",    opts.mode};
   common.insert(common.end(), opts.extraArgs.begin(), opts.extraArgs.end());
   auto ports = freePorts(opts.servers);
   if (!ports)
@@ -166,7 +167,8 @@ llvm::Error launch(const LaunchOptions &opts) {
   }
   for (int i = 0; i < opts.workers; ++i) {
     auto env = base;
-    env.insert(env.end(), {{"PADDLE_TRAINING_ROLE", "TRAINER"}, {"PADDLE_TRAINER_ID", std::to_string(i)}});
+    env.insert(env.end(),
+               {{"PADDLE_TRAINING_ROLE", "TRAINER"}, {"PADDLE_TRAINER_ID", std::to_string(i)}});
     auto args = common;
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
@@ -198,7 +200,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       reason = "stopped by signal " + std::to_string(stopSignal());
       break;
     }
-    if (opts.timeoutSec > 0 && std::chrono::steady_clock::now() - began > std::chrono::seconds(opts.timeoutSec)) {
+    if (opts.timeoutSec > 0 &&
+        std::chrono::steady_clock::now() - began > std::chrono::seconds(opts.timeoutSec)) {
       reason = "timed out after " + std::to_string(opts.timeoutSec) + " s";
       break;
     }

@@ -12,12 +12,12 @@ namespace oar::runtime {
 struct LaunchOptions {
   int servers = 2, workers = 2;
   std::string mode = "sync";
-  std::string modelDir;              ///< main.pb + startup.pb, or a transpiled directory
-  std::string executor;              ///< path of oar-executor
+  std::string modelDir; ///< main.pb + startup.pb, or a transpiled directory
+  std::string executor; ///< path of oar-executor
   std::string loadDir, saveDir;
-  std::vector<std::string> extraArgs; ///< passed to every node
-  int tailLines = 20;                ///< a failed node's last lines to show
-  int64_t timeoutSec = 0;            ///< stop everything after this long (0: no limit)
+  std::vector<std::string> extraArgs;             ///< passed to every node
+  int tailLines = 20;                             ///< a failed node's last lines to show
+  int64_t timeoutSec = 0;                         ///< stop everything after this long (0: no limit)
   std::function<void(const std::string &)> print; ///< every output line, already prefixed
 };
 

@@ -7,11 +7,11 @@
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ir/verify.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "ops/op_registry.h"
 #include "runtime/env.h"
 #include "transpiler/transpiler.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 namespace oar::runtime {
 
@@ -81,7 +81,8 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
   auto index = pserverIndex(c);
   if (!index)
     return index.takeError();
-  return NodePrograms{std::move(result->pservers[*index]), std::move(result->pserverStartups[*index])};
+  return NodePrograms{std::move(result->pservers[*index]),
+                      std::move(result->pserverStartups[*index])};
 }
 
 llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
@@ -163,7 +164,8 @@ static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &liste
     llvm::ArrayRef<int64_t> dims = dimsOf(v->type());
     int64_t width = numElements(dims.drop_front()), rows = dims[0];
     bool fits = src.dtype() == v->type().dtype() && src.rank() == dims.size() && src.rank() > 0 &&
-                src.dim(0) >= begins[i] + rows && src.numel() / std::max<int64_t>(src.dim(0), 1) == width;
+                src.dim(0) >= begins[i] + rows &&
+                src.numel() / std::max<int64_t>(src.dim(0), 1) == width;
     if (!fits)
       return makeError("{0}: holds {1}{2}, which has no rows [{3}, {4}) of width {5} ({6}) for "
                        "block {7}",
@@ -198,8 +200,9 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   if (llvm::Error err = exec.run(progs.main, scope, 0))
     return err;
   if (!opts.saveDir.empty())
-    return savePersistables(progs.main, scope,
-                            inDir(opts.saveDir, "pserver." + std::to_string(progs.main.dist().pserver_index())));
+    return savePersistables(
+        progs.main, scope,
+        inDir(opts.saveDir, "pserver." + std::to_string(progs.main.dist().pserver_index())));
   return llvm::Error::success();
 }
 

@@ -12,9 +12,9 @@ namespace oar::runtime {
 
 struct NodeOptions {
   ClusterSpec cluster;
-  DistributeConfig config;  ///< mode and slicing, for in-process transpiling
+  DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;
-  std::string bind;         ///< pserver bind address (host:port), if not its endpoint
+  std::string bind; ///< pserver bind address (host:port), if not its endpoint
   std::string loadDir, saveDir, metricsPath;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;

@@ -9,16 +9,26 @@ namespace oar::runtime {
 
 llvm::StringRef kindName(proto::MsgKind kind) {
   switch (kind) {
-  case proto::SEND_VAR: return "send_var";
-  case proto::GET_VAR: return "get_var";
-  case proto::SEND_BARRIER: return "send_barrier";
-  case proto::FETCH_BARRIER: return "fetch_barrier";
-  case proto::COMPLETE: return "complete";
-  case proto::HELLO: return "hello";
-  case proto::REPLY_OK: return "ok";
-  case proto::REPLY_VAR: return "var";
-  case proto::REPLY_ERROR: return "error";
-  default: return "unknown";
+  case proto::SEND_VAR:
+    return "send_var";
+  case proto::GET_VAR:
+    return "get_var";
+  case proto::SEND_BARRIER:
+    return "send_barrier";
+  case proto::FETCH_BARRIER:
+    return "fetch_barrier";
+  case proto::COMPLETE:
+    return "complete";
+  case proto::HELLO:
+    return "hello";
+  case proto::REPLY_OK:
+    return "ok";
+  case proto::REPLY_VAR:
+    return "var";
+  case proto::REPLY_ERROR:
+    return "error";
+  default:
+    return "unknown";
   }
 }
 
@@ -77,7 +87,8 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
 
 llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first) {
   if (frames.size() != first + 2)
-    return makeError("expected a header and a payload frame, got {0} frames", frames.size() - first);
+    return makeError("expected a header and a payload frame, got {0} frames",
+                     frames.size() - first);
   Message msg;
   const zmq::message_t &head = frames[first];
   if (!msg.header.ParseFromArray(head.data(), static_cast<int>(head.size())))
@@ -95,7 +106,8 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
   }
   size_t elem = dtypeSize(msg.header.dtype());
   if (elem == 0)
-    return makeError("{0}: dtype {1} is unknown", msg.header.var(), static_cast<int>(msg.header.dtype()));
+    return makeError("{0}: dtype {1} is unknown", msg.header.var(),
+                     static_cast<int>(msg.header.dtype()));
   int64_t numel = 1;
   for (int64_t d : msg.header.dims()) {
     if (d < 0 || d > (int64_t(1) << 40))
@@ -103,10 +115,11 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
     numel *= d;
   }
   if (static_cast<size_t>(numel) * elem != payload.size())
-    return makeError("{0}: payload is {1} bytes but {2}{3} needs {4}", msg.header.var(),
-                     payload.size(), dtypeName(msg.header.dtype()),
-                     dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())),
-                     static_cast<size_t>(numel) * elem);
+    return makeError(
+        "{0}: payload is {1} bytes but {2}{3} needs {4}", msg.header.var(), payload.size(),
+        dtypeName(msg.header.dtype()),
+        dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())),
+        static_cast<size_t>(numel) * elem);
   msg.payload = std::move(frames[first + 1]);
   return msg;
 }

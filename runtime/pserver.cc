@@ -6,10 +6,10 @@
 
 #include "ir/error.h"
 #include "ir/names.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "ops/op_registry.h"
 #include "runtime/signals.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace oar::runtime {
 
@@ -49,7 +49,8 @@ struct PserverLoop::Impl {
   zmq::socket_t socket{context, zmq::socket_type::router};
   std::function<void(const std::string &)> onBound;
 
-  Impl(const proto::Program &p, Scope &s, PserverOptions o) : program(p), scope(s), opts(std::move(o)) {}
+  Impl(const proto::Program &p, Scope &s, PserverOptions o)
+      : program(p), scope(s), opts(std::move(o)) {}
 
   void log(const std::string &line) {
     if (opts.log)
@@ -185,7 +186,8 @@ struct PserverLoop::Impl {
       for (int64_t t = 0; t < fanin; ++t)
         if (!live(t))
           for (const auto &entry : gradToBlock)
-            if (Tensor *copy = scope.find(trainerCopyName(entry.getKey(), static_cast<unsigned>(t))))
+            if (Tensor *copy =
+                    scope.find(trainerCopyName(entry.getKey(), static_cast<unsigned>(t))))
               std::fill_n(static_cast<std::byte *>(copy->raw()), copy->bytes(), std::byte{0});
       setAverageOver(static_cast<int64_t>(liveIds.size()));
       for (const auto &entry : gradToBlock)
@@ -216,7 +218,8 @@ struct PserverLoop::Impl {
     if (t < 0 || t >= fanin)
       return makeError("trainer id {0} is out of range (this job has {1} trainers)", t, fanin);
     if (h.step() < 0 || h.step() < lastStep[t])
-      return makeError("step {0} goes back (trainer {1} was at step {2})", h.step(), t, lastStep[t]);
+      return makeError("step {0} goes back (trainer {1} was at step {2})", h.step(), t,
+                       lastStep[t]);
     if (completed[t] && h.kind() != proto::COMPLETE)
       return makeError("trainer {0} already completed", t);
     lastSeen[t] = Clock::now();
@@ -307,15 +310,19 @@ struct PserverLoop::Impl {
           missing.push_back(t);
       return failAll(llvm::formatv("sync barrier of step {0} timed out after {1} s: no "
                                    "send_barrier from trainer(s) {2}",
-                                   optimizedRounds, secs(opts.timeouts.barrier), listTrainers(missing))
+                                   optimizedRounds, secs(opts.timeouts.barrier),
+                                   listTrainers(missing))
                          .str());
     }
     if (mode != "sync") { // a trainer silent far longer than its peers is lost
       for (int64_t t = 0; t < fanin; ++t)
-        if (live(t) && now - lastSeen[t] > opts.timeouts.barrier && now - lastActivity < opts.timeouts.barrier) {
+        if (live(t) && now - lastSeen[t] > opts.timeouts.barrier &&
+            now - lastActivity < opts.timeouts.barrier) {
           lost[t] = true;
           log(llvm::formatv("trainer {0} sent nothing for {1} s while others trained; treating it "
-                            "as lost", t, secs(opts.timeouts.barrier)).str());
+                            "as lost",
+                            t, secs(opts.timeouts.barrier))
+                  .str());
         }
     }
     if (now - lastActivity > opts.timeouts.idle) {
@@ -324,7 +331,9 @@ struct PserverLoop::Impl {
         if (live(t))
           waiting.push_back(t);
       return failAll(llvm::formatv("no message from any trainer in {0} s; still waiting for "
-                                   "trainer(s) {1}", secs(opts.timeouts.idle), listTrainers(waiting)).str());
+                                   "trainer(s) {1}",
+                                   secs(opts.timeouts.idle), listTrainers(waiting))
+                         .str());
     }
     return llvm::Error::success();
   }
@@ -333,7 +342,8 @@ struct PserverLoop::Impl {
     if (llvm::Error err = init())
       return err;
     log(llvm::formatv("serving {0} param blocks for {1} trainers in {2} mode", paramBlocks.size(),
-                      fanin, mode).str());
+                      fanin, mode)
+            .str());
     while (anyLive()) {
       if (stopRequested())
         return failAll("stopped by signal " + std::to_string(stopSignal()));
@@ -364,8 +374,9 @@ struct PserverLoop::Impl {
       if (llvm::Error err = handle(identity, *msg)) {
         std::string why = llvm::toString(std::move(err));
         log(llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
-                          kindName(msg->header.kind()), msg->header.var(),
-                          msg->header.trainer_id(), peer, why).str());
+                          kindName(msg->header.kind()), msg->header.var(), msg->header.trainer_id(),
+                          peer, why)
+                .str());
         replyError(identity, msg->header, why);
       }
     }

@@ -10,8 +10,8 @@ namespace oar::runtime {
 
 struct PserverOptions {
   Timeouts timeouts;
-  std::string bind;                                 ///< host:port to bind; empty: the endpoint
-  std::function<void(const std::string &)> log;     ///< one line per call (no newline)
+  std::string bind;                             ///< host:port to bind; empty: the endpoint
+  std::function<void(const std::string &)> log; ///< one line per call (no newline)
 };
 
 /// Serves one pserver program until every trainer has completed. Single threaded: each message

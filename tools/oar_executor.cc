@@ -6,39 +6,65 @@
 #include "executor/progress.h"
 #include "executor/trainer.h"
 #include "ir/verify.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/raw_ostream.h"
 #include "runtime/node.h"
 #include "runtime/signals.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 
 static cl::OptionCategory category("oar-executor options");
-static cl::opt<std::string> mainPath("main", cl::desc("main program (.pb or .pbtxt)"), cl::cat(category));
+static cl::opt<std::string> mainPath("main", cl::desc("main program (.pb or .pbtxt)"),
+                                     cl::cat(category));
 static cl::opt<std::string> startupPath("startup", cl::desc("startup program"), cl::cat(category));
-static cl::opt<std::string> dir("dir", cl::desc("a directory written by oar-transpile"), cl::cat(category));
-static cl::opt<std::string> loadDir("load", cl::desc("load persistables from DIR/<var>.npy (pservers: whole params)"), cl::cat(category));
-static cl::opt<std::string> saveDir("save", cl::desc("save persistables as DIR/<var>.npy"), cl::cat(category));
-static cl::opt<std::string> metricsPath("metrics", cl::desc("write per-step metrics CSV"), cl::cat(category));
-static cl::opt<bool> evalOnly("eval-only", cl::desc("skip training: evaluate the test feed (with --load, a checkpoint)"), cl::cat(category));
-static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: about 20 lines)"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> dir("dir", cl::desc("a directory written by oar-transpile"),
+                                cl::cat(category));
+static cl::opt<std::string>
+    loadDir("load", cl::desc("load persistables from DIR/<var>.npy (pservers: whole params)"),
+            cl::cat(category));
+static cl::opt<std::string> saveDir("save", cl::desc("save persistables as DIR/<var>.npy"),
+                                    cl::cat(category));
+static cl::opt<std::string> metricsPath("metrics", cl::desc("write per-step metrics CSV"),
+                                        cl::cat(category));
+static cl::opt<bool>
+    evalOnly("eval-only",
+             cl::desc("skip training: evaluate the test feed (with --load, a checkpoint)"),
+             cl::cat(category));
+static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: about 20 lines)"),
+                                 cl::init(0), cl::cat(category));
 
 static cl::OptionCategory jobCategory("distributed job (flags override PADDLE_* and TF_CONFIG)");
 static cl::opt<std::string> role("role", cl::desc("trainer | pserver"), cl::cat(jobCategory));
-static cl::opt<int64_t> trainerId("trainer-id", cl::desc("this trainer's id"), cl::init(0), cl::cat(jobCategory));
-static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1), cl::cat(jobCategory));
-static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."), cl::cat(jobCategory));
-static cl::opt<std::string> endpoint("endpoint", cl::desc("this pserver's advertised host:port"), cl::cat(jobCategory));
-static cl::opt<std::string> bind("bind", cl::desc("this pserver's bind address, e.g. 0.0.0.0:6170"), cl::cat(jobCategory));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"), cl::cat(jobCategory));
-static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"), cl::init(100), cl::cat(jobCategory));
-static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"), cl::init(true), cl::cat(jobCategory));
-static cl::opt<int64_t> minBlockSize("min-block-size", cl::desc("smallest block, in elements"), cl::init(8192), cl::cat(jobCategory));
-static cl::opt<std::string> splitMethod("split-method", cl::desc("round_robin | hash_name"), cl::init("round_robin"), cl::cat(jobCategory));
-static cl::opt<int64_t> connectTimeoutMs("connect-timeout-ms", cl::desc("reaching a pserver"), cl::init(30000), cl::cat(jobCategory));
-static cl::opt<int64_t> replyTimeoutMs("reply-timeout-ms", cl::desc("a pserver's reply"), cl::init(60000), cl::cat(jobCategory));
-static cl::opt<int64_t> barrierTimeoutMs("barrier-timeout-ms", cl::desc("a pserver waiting for slow trainers"), cl::init(60000), cl::cat(jobCategory));
-static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms", cl::desc("a pserver hearing from no trainer"), cl::init(600000), cl::cat(jobCategory));
+static cl::opt<int64_t> trainerId("trainer-id", cl::desc("this trainer's id"), cl::init(0),
+                                  cl::cat(jobCategory));
+static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1),
+                                 cl::cat(jobCategory));
+static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."),
+                                     cl::cat(jobCategory));
+static cl::opt<std::string> endpoint("endpoint", cl::desc("this pserver's advertised host:port"),
+                                     cl::cat(jobCategory));
+static cl::opt<std::string> bind("bind", cl::desc("this pserver's bind address, e.g. 0.0.0.0:6170"),
+                                 cl::cat(jobCategory));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
+                                 cl::cat(jobCategory));
+static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
+                                  cl::init(100), cl::cat(jobCategory));
+static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"),
+                                cl::init(true), cl::cat(jobCategory));
+static cl::opt<int64_t> minBlockSize("min-block-size", cl::desc("smallest block, in elements"),
+                                     cl::init(8192), cl::cat(jobCategory));
+static cl::opt<std::string> splitMethod("split-method", cl::desc("round_robin | hash_name"),
+                                        cl::init("round_robin"), cl::cat(jobCategory));
+static cl::opt<int64_t> connectTimeoutMs("connect-timeout-ms", cl::desc("reaching a pserver"),
+                                         cl::init(30000), cl::cat(jobCategory));
+static cl::opt<int64_t> replyTimeoutMs("reply-timeout-ms", cl::desc("a pserver's reply"),
+                                       cl::init(60000), cl::cat(jobCategory));
+static cl::opt<int64_t> barrierTimeoutMs("barrier-timeout-ms",
+                                         cl::desc("a pserver waiting for slow trainers"),
+                                         cl::init(60000), cl::cat(jobCategory));
+static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
+                                      cl::desc("a pserver hearing from no trainer"),
+                                      cl::init(600000), cl::cat(jobCategory));
 
 static ExitOnError exitOnErr("oar-executor: error: ");
 

@@ -1,23 +1,34 @@
 // oar-launch: a local distributed job in one command.
+#include "runtime/launcher.h"
+#include "runtime/signals.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
-#include "runtime/launcher.h"
-#include "runtime/signals.h"
 
 using namespace llvm;
 
 static cl::OptionCategory category("oar-launch options");
-static cl::opt<int> serverNum("server_num", cl::desc("number of pservers"), cl::init(2), cl::cat(category));
-static cl::opt<int> workerNum("worker_num", cl::desc("number of trainers"), cl::init(2), cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"), cl::cat(category));
-static cl::opt<std::string> loadDir("load", cl::desc("pservers start from DIR/<param>.npy"), cl::cat(category));
-static cl::opt<std::string> saveDir("save", cl::desc("trainer 0 saves params, pservers their blocks, under DIR"), cl::cat(category));
-static cl::opt<int64_t> timeoutSec("timeout", cl::desc("stop everything after N seconds (0: none)"), cl::init(0), cl::cat(category));
-static cl::opt<std::string> executor("executor", cl::desc("path of oar-executor (default: beside oar-launch)"), cl::cat(category));
-static cl::opt<std::string> modelDir(cl::Positional, cl::desc("MODEL_DIR (main.pb, startup.pb)"), cl::Required, cl::cat(category));
-static cl::list<std::string> nodeArgs(cl::ConsumeAfter, cl::desc("-- <oar-executor flags for every node>"));
+static cl::opt<int> serverNum("server_num", cl::desc("number of pservers"), cl::init(2),
+                              cl::cat(category));
+static cl::opt<int> workerNum("worker_num", cl::desc("number of trainers"), cl::init(2),
+                              cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
+                                 cl::cat(category));
+static cl::opt<std::string> loadDir("load", cl::desc("pservers start from DIR/<param>.npy"),
+                                    cl::cat(category));
+static cl::opt<std::string>
+    saveDir("save", cl::desc("trainer 0 saves params, pservers their blocks, under DIR"),
+            cl::cat(category));
+static cl::opt<int64_t> timeoutSec("timeout", cl::desc("stop everything after N seconds (0: none)"),
+                                   cl::init(0), cl::cat(category));
+static cl::opt<std::string> executor("executor",
+                                     cl::desc("path of oar-executor (default: beside oar-launch)"),
+                                     cl::cat(category));
+static cl::opt<std::string> modelDir(cl::Positional, cl::desc("MODEL_DIR (main.pb, startup.pb)"),
+                                     cl::Required, cl::cat(category));
+static cl::list<std::string> nodeArgs(cl::ConsumeAfter,
+                                      cl::desc("-- <oar-executor flags for every node>"));
 
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);

@@ -10,26 +10,41 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-model options");
-static cl::opt<std::string> model("model", cl::desc("linear | mlp | lenet"), cl::init("linear"), cl::cat(category));
+static cl::opt<std::string> model("model", cl::desc("linear | mlp | lenet"), cl::init("linear"),
+                                  cl::cat(category));
 static cl::opt<int64_t> in("in", cl::desc("input width"), cl::init(13), cl::cat(category));
-static cl::opt<std::string> hidden("hidden", cl::desc("mlp hidden sizes, comma separated"), cl::cat(category));
-static cl::opt<std::string> act("act", cl::desc("relu | tanh | sigmoid"), cl::init("relu"), cl::cat(category));
+static cl::opt<std::string> hidden("hidden", cl::desc("mlp hidden sizes, comma separated"),
+                                   cl::cat(category));
+static cl::opt<std::string> act("act", cl::desc("relu | tanh | sigmoid"), cl::init("relu"),
+                                cl::cat(category));
 static cl::opt<int64_t> out("out", cl::desc("output width"), cl::init(1), cl::cat(category));
-static cl::opt<std::string> loss("loss", cl::desc("square_error_cost | softmax_with_cross_entropy"), cl::init("square_error_cost"), cl::cat(category));
-static cl::opt<std::string> optimizer("optimizer", cl::desc("sgd | momentum | adam | adagrad"), cl::init("sgd"), cl::cat(category));
+static cl::opt<std::string> loss("loss", cl::desc("square_error_cost | softmax_with_cross_entropy"),
+                                 cl::init("square_error_cost"), cl::cat(category));
+static cl::opt<std::string> optimizer("optimizer", cl::desc("sgd | momentum | adam | adagrad"),
+                                      cl::init("sgd"), cl::cat(category));
 static cl::opt<float> lr("lr", cl::desc("learning rate"), cl::init(0.01f), cl::cat(category));
-static cl::opt<float> momentum("momentum", cl::desc("momentum factor"), cl::init(0.9f), cl::cat(category));
+static cl::opt<float> momentum("momentum", cl::desc("momentum factor"), cl::init(0.9f),
+                               cl::cat(category));
 static cl::opt<float> beta1("beta1", cl::desc("adam beta1"), cl::init(0.9f), cl::cat(category));
 static cl::opt<float> beta2("beta2", cl::desc("adam beta2"), cl::init(0.999f), cl::cat(category));
-static cl::opt<float> epsilon("epsilon", cl::desc("adam/adagrad epsilon"), cl::init(1e-8f), cl::cat(category));
-static cl::opt<int64_t> batchSize("batch-size", cl::desc("rows per step"), cl::init(32), cl::cat(category));
-static cl::opt<int64_t> epochs("epochs", cl::desc("passes over the data"), cl::init(1), cl::cat(category));
-static cl::opt<int64_t> seed("seed", cl::desc("initializer and shuffle seed"), cl::init(1), cl::cat(category));
-static cl::opt<bool> shuffleRows("shuffle", cl::desc("shuffle rows each epoch (seeded)"), cl::cat(category));
-static cl::opt<std::string> data("data", cl::desc("train data files, comma separated"), cl::cat(category));
-static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"), cl::cat(category));
-static cl::opt<std::string> dataFormat("format", cl::desc("uci_housing | mnist_idx | npy | csv"), cl::cat(category));
-static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required, cl::cat(category));
+static cl::opt<float> epsilon("epsilon", cl::desc("adam/adagrad epsilon"), cl::init(1e-8f),
+                              cl::cat(category));
+static cl::opt<int64_t> batchSize("batch-size", cl::desc("rows per step"), cl::init(32),
+                                  cl::cat(category));
+static cl::opt<int64_t> epochs("epochs", cl::desc("passes over the data"), cl::init(1),
+                               cl::cat(category));
+static cl::opt<int64_t> seed("seed", cl::desc("initializer and shuffle seed"), cl::init(1),
+                             cl::cat(category));
+static cl::opt<bool> shuffleRows("shuffle", cl::desc("shuffle rows each epoch (seeded)"),
+                                 cl::cat(category));
+static cl::opt<std::string> data("data", cl::desc("train data files, comma separated"),
+                                 cl::cat(category));
+static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"),
+                                     cl::cat(category));
+static cl::opt<std::string> dataFormat("format", cl::desc("uci_housing | mnist_idx | npy | csv"),
+                                       cl::cat(category));
+static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required,
+                                   cl::cat(category));
 static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(category));
 
 static std::vector<std::string> splitList(StringRef s) {

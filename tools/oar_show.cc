@@ -6,7 +6,8 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-show options");
-static cl::list<std::string> inputs(cl::Positional, cl::desc("<program file or transpiled dir>..."), cl::OneOrMore, cl::cat(category));
+static cl::list<std::string> inputs(cl::Positional, cl::desc("<program file or transpiled dir>..."),
+                                    cl::OneOrMore, cl::cat(category));
 static cl::opt<bool> dot("dot", cl::desc("write Graphviz instead of a listing"), cl::cat(category));
 static cl::opt<bool> vars("vars", cl::desc("list vars before ops"), cl::cat(category));
 

@@ -1,23 +1,35 @@
 // oar-transpile: rewrites a single-machine program for N trainers and M pservers.
 #include "ir/verify.h"
+#include "transpiler/transpiler.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
-#include "transpiler/transpiler.h"
 
 using namespace llvm;
 
 static cl::OptionCategory category("oar-transpile options");
-static cl::opt<std::string> mainPath("main", cl::desc("single-machine main program"), cl::Required, cl::cat(category));
-static cl::opt<std::string> startupPath("startup", cl::desc("its startup program"), cl::Required, cl::cat(category));
-static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1), cl::cat(category));
-static cl::opt<int64_t> trainerId("trainer_id", cl::desc("this trainer's id (checked; the id is given at run time)"), cl::init(0), cl::cat(category));
-static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."), cl::Required, cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"), cl::cat(category));
-static cl::opt<int64_t> geoKSteps("geo_k_steps", cl::desc("GEO: steps between syncs"), cl::init(100), cl::cat(category));
-static cl::opt<bool> sliceVarUp("slice_var_up", cl::desc("cut big params into blocks"), cl::init(true), cl::cat(category));
-static cl::opt<int64_t> minBlockSize("min_block_size", cl::desc("smallest block, in elements"), cl::init(8192), cl::cat(category));
-static cl::opt<std::string> splitMethod("split_method", cl::desc("round_robin | hash_name"), cl::init("round_robin"), cl::cat(category));
-static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required, cl::cat(category));
+static cl::opt<std::string> mainPath("main", cl::desc("single-machine main program"), cl::Required,
+                                     cl::cat(category));
+static cl::opt<std::string> startupPath("startup", cl::desc("its startup program"), cl::Required,
+                                        cl::cat(category));
+static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1),
+                                 cl::cat(category));
+static cl::opt<int64_t>
+    trainerId("trainer_id", cl::desc("this trainer's id (checked; the id is given at run time)"),
+              cl::init(0), cl::cat(category));
+static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."),
+                                     cl::Required, cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
+                                 cl::cat(category));
+static cl::opt<int64_t> geoKSteps("geo_k_steps", cl::desc("GEO: steps between syncs"),
+                                  cl::init(100), cl::cat(category));
+static cl::opt<bool> sliceVarUp("slice_var_up", cl::desc("cut big params into blocks"),
+                                cl::init(true), cl::cat(category));
+static cl::opt<int64_t> minBlockSize("min_block_size", cl::desc("smallest block, in elements"),
+                                     cl::init(8192), cl::cat(category));
+static cl::opt<std::string> splitMethod("split_method", cl::desc("round_robin | hash_name"),
+                                        cl::init("round_robin"), cl::cat(category));
+static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required,
+                                   cl::cat(category));
 static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("do not print the plan"), cl::cat(category));
 
@@ -28,14 +40,16 @@ int main(int argc, char **argv) {
   oar::DistributeConfig config;
   config.trainers = trainers, config.trainerId = trainerId, config.mode = mode;
   config.pservers = oar::splitEndpoints(pservers), config.geoKSteps = geoKSteps;
-  config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize, config.splitMethod = splitMethod;
+  config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize,
+  config.splitMethod = splitMethod;
   exitOnErr(config.validate());
   auto mainProg = exitOnErr(oar::loadProgram(mainPath));
   auto startupProg = exitOnErr(oar::loadProgram(startupPath));
   exitOnErr(oar::verifyProgram(mainProg, mainPath));
   exitOnErr(oar::verifyProgram(startupProg, startupPath));
   auto result = exitOnErr(oar::transpile(mainProg, startupProg, config));
-  exitOnErr(oar::writeTranspiled(result, outDir, text, "written by oar-transpile from " + mainPath));
+  exitOnErr(
+      oar::writeTranspiled(result, outDir, text, "written by oar-transpile from " + mainPath));
   if (!quiet)
     outs() << result.plan.text();
   outs() << "wrote " << outDir << ": trainer.pb, trainer.startup.pb, " << config.pservers.size()

@@ -15,7 +15,7 @@ struct DistributeConfig {
   std::string mode = "sync";         // sync | async | geo
   int64_t geoKSteps = 100;
   bool sliceVarUp = true;
-  int64_t minBlockSize = 8192;       // elements
+  int64_t minBlockSize = 8192;             // elements
   std::string splitMethod = "round_robin"; // round_robin | hash_name
 
   /// One-line errors naming the bad field and its value.

@@ -79,7 +79,8 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
 
 } // namespace
 
-llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const DistributeConfig &config) {
+llvm::Expected<DistributePlan> makePlan(const proto::Program &main,
+                                        const DistributeConfig &config) {
   if (llvm::Error err = config.validate())
     return std::move(err);
   DistributePlan plan;

@@ -13,21 +13,22 @@ namespace oar {
 /// One contiguous slice of a parameter (whole rows when the rank is >= 2).
 struct VarBlock {
   unsigned index = 0;
-  std::string name;              // `<param>.block<i>` when split, else the param's name
-  std::string gradName;          // the matching grad block
-  int64_t begin = 0, numel = 0;  // element range within the flattened param
-  std::vector<int64_t> dims;     // the block's shape
+  std::string name;             // `<param>.block<i>` when split, else the param's name
+  std::string gradName;         // the matching grad block
+  int64_t begin = 0, numel = 0; // element range within the flattened param
+  std::vector<int64_t> dims;    // the block's shape
   std::string endpoint;
   size_t endpointIndex = 0;
 };
 
 /// How an optimizer op's state maps onto a param's blocks.
 struct OptimizerInfo {
-  size_t opIndex = 0;            // in the single-machine block 0
+  size_t opIndex = 0; // in the single-machine block 0
   std::string type;
   std::vector<std::pair<std::string, std::string>> paramShaped; // (input slot, var): sliced
-  std::vector<std::pair<std::string, std::string>> perParam;    // (input slot, var): [1], one per block
-  std::vector<std::pair<std::string, std::string>> shared;      // (input slot, var): whole, shared
+  std::vector<std::pair<std::string, std::string>>
+      perParam;                                            // (input slot, var): [1], one per block
+  std::vector<std::pair<std::string, std::string>> shared; // (input slot, var): whole, shared
 };
 
 struct ParamPlan {
@@ -47,7 +48,8 @@ struct DistributePlan {
   std::vector<int64_t> endpointBytes() const;
   /// A stable hash of everything trainers and pservers must agree on.
   std::string digest() const;
-  /// The human-readable plan: each block with rows, elements, bytes and endpoint; load per endpoint.
+  /// The human-readable plan: each block with rows, elements, bytes and endpoint; load per
+  /// endpoint.
   std::string text() const;
 };
 

@@ -150,15 +150,11 @@ llvm::Expected<proto::Program> buildPserverStartup(const proto::Program &startup
   // Runs var's initialiser whole, then keeps the slices that live here: the same numbers as
   // the single-machine startup gives those slices.
   auto emitSliced = [&](const ParamPlan &p, llvm::StringRef var) -> llvm::Error {
+    if (llvm::none_of(p.blocks, [&](const VarBlock &b) { return b.endpointIndex == index; }))
+      return llvm::Error::success();
     auto init = writerOf(var);
     if (!init)
       return init.takeError();
-    std::vector<const VarBlock *> here;
-    for (const VarBlock &b : p.blocks)
-      if (b.endpointIndex == index)
-        here.push_back(&b);
-    if (here.empty())
-      return llvm::Error::success();
     if (!p.split()) {
       declareState(vars, p, var, p.dims);
       *block.add_ops() = *init;
@@ -181,6 +177,8 @@ llvm::Expected<proto::Program> buildPserverStartup(const proto::Program &startup
   };
 
   for (const ParamPlan &p : plan.params) {
+    if (llvm::none_of(p.blocks, [&](const VarBlock &b) { return b.endpointIndex == index; }))
+      continue; // nothing of this param lives here
     if (llvm::Error err = emitSliced(p, p.param))
       return std::move(err);
     if (plan.config.mode == "geo")

@@ -17,7 +17,8 @@ std::vector<int64_t> blockRows(const ParamPlan &p) {
   return rows;
 }
 
-proto::Op distOp(llvm::StringRef type, const SlotMap &in, const SlotMap &out, const AttrList &attrs) {
+proto::Op distOp(llvm::StringRef type, const SlotMap &in, const SlotMap &out,
+                 const AttrList &attrs) {
   return makeOp(type, in, out, attrs, proto::DIST);
 }
 
@@ -193,8 +194,8 @@ proto::Program buildTrainerStartup(const proto::Program &startup, const proto::P
     appendConcat(block, p);
     if (plan.config.mode == "geo") { // the last synced copy starts as the received param
       vars.declare(syncedName(p.param), p.dtype, p.dims).set_persistable(true);
-      *block.add_ops() = distOp("scale", {{"X", {p.param}}}, {{"Out", {syncedName(p.param)}}},
-                                {{"scale", 1.0f}});
+      *block.add_ops() =
+          distOp("scale", {{"X", {p.param}}}, {{"Out", {syncedName(p.param)}}}, {{"scale", 1.0f}});
     }
   }
   std::set<std::string> written;

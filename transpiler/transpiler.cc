@@ -58,8 +58,8 @@ llvm::Error writeTranspiled(const TranspileResult &r, llvm::StringRef dir, bool 
                        r.plan.config.pservers[i] + ")";
     if (llvm::Error err = write(r.pservers[i], "pserver." + std::to_string(i), what))
       return err;
-    if (llvm::Error err =
-            write(r.pserverStartups[i], "pserver." + std::to_string(i) + ".startup", what + " startup"))
+    if (llvm::Error err = write(r.pserverStartups[i], "pserver." + std::to_string(i) + ".startup",
+                                what + " startup"))
       return err;
   }
   llvm::SmallString<256> planPath(dir);

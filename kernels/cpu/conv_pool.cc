@@ -15,8 +15,8 @@ static ConvGeom convGeom(const KernelContext &ctx) {
   const Tensor &in = ctx.input("Input"), &f = ctx.input("Filter");
   auto s = ctx.attrs().getInts("strides"), p = ctx.attrs().getInts("paddings"),
        d = ctx.attrs().getInts("dilations");
-  ConvGeom g{in.dim(0), in.dim(1), in.dim(2), in.dim(3), f.dim(0), f.dim(2), f.dim(3), 0, 0,
-             s[0],      s[1],      p[0],      p[1],      d[0],      d[1]};
+  ConvGeom g{in.dim(0), in.dim(1), in.dim(2), in.dim(3), f.dim(0), f.dim(2), f.dim(3), 0,
+             0,         s[0],      s[1],      p[0],      p[1],     d[0],     d[1]};
   g.oh = (g.h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
   g.ow = (g.w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
   return g;
@@ -67,8 +67,8 @@ template <typename T> static llvm::Error conv2d(KernelContext &ctx) {
   for (int64_t i = 0; i < g.n; ++i) {
     im2col(g, in + i * g.c * g.h * g.w, col.data());
     // out[i] [O, oh*ow] = Filter [O, C*kh*kw] * col
-    gemm(false, false, g.o, g.colCols(), g.colRows(), T(1), f, g.colRows(), col.data(),
-         g.colCols(), T(0), out + i * g.o * g.colCols(), g.colCols());
+    gemm(false, false, g.o, g.colCols(), g.colRows(), T(1), f, g.colRows(), col.data(), g.colCols(),
+         T(0), out + i * g.o * g.colCols(), g.colCols());
   }
   return llvm::Error::success();
 }
@@ -124,8 +124,10 @@ template <typename F> static void forEachWindow(const PoolGeom &g, F f) {
   for (int64_t p = 0; p < g.planes; ++p)
     for (int64_t y = 0; y < g.oh; ++y)
       for (int64_t x = 0; x < g.ow; ++x) {
-        int64_t y0 = std::max<int64_t>(y * g.sh - g.ph, 0), x0 = std::max<int64_t>(x * g.sw - g.pw, 0);
-        int64_t y1 = std::min(y * g.sh - g.ph + g.kh, g.h), x1 = std::min(x * g.sw - g.pw + g.kw, g.w);
+        int64_t y0 = std::max<int64_t>(y * g.sh - g.ph, 0),
+                x0 = std::max<int64_t>(x * g.sw - g.pw, 0);
+        int64_t y1 = std::min(y * g.sh - g.ph + g.kh, g.h),
+                x1 = std::min(x * g.sw - g.pw + g.kw, g.w);
         int64_t count = (y1 - y0) * (x1 - x0); // avg excludes padding, as Paddle's default
         int64_t o = (p * g.oh + y) * g.ow + x;
         for (int64_t iy = y0; iy < y1; ++iy)

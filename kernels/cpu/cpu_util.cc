@@ -15,14 +15,14 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
   (void)st;
 }
 
-void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha,
-          const double *a, int64_t lda, const double *b, int64_t ldb, double beta, double *c,
-          int64_t ldc) {
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+          int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
       for (int64_t p = 0; p < k; ++p)
-        acc += (transA ? a[p * lda + i] : a[i * lda + p]) * (transB ? b[j * ldb + p] : b[p * ldb + j]);
+        acc +=
+            (transA ? a[p * lda + i] : a[i * lda + p]) * (transB ? b[j * ldb + p] : b[p * ldb + j]);
       c[i * ldc + j] = alpha * acc + (beta == 0 ? 0 : beta * c[i * ldc + j]);
     }
 }

@@ -68,9 +68,15 @@ template <typename T, Bin op> static llvm::Error elementwiseGrad(KernelContext &
   return llvm::Error::success();
 }
 
-template <typename T> static llvm::Error add(KernelContext &c) { return elementwise<T, Bin::Add>(c); }
-template <typename T> static llvm::Error sub(KernelContext &c) { return elementwise<T, Bin::Sub>(c); }
-template <typename T> static llvm::Error mul(KernelContext &c) { return elementwise<T, Bin::Mul>(c); }
+template <typename T> static llvm::Error add(KernelContext &c) {
+  return elementwise<T, Bin::Add>(c);
+}
+template <typename T> static llvm::Error sub(KernelContext &c) {
+  return elementwise<T, Bin::Sub>(c);
+}
+template <typename T> static llvm::Error mul(KernelContext &c) {
+  return elementwise<T, Bin::Mul>(c);
+}
 template <typename T> static llvm::Error addGrad(KernelContext &c) {
   return elementwiseGrad<T, Bin::Add>(c);
 }

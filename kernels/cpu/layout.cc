@@ -63,8 +63,8 @@ static void cutInto(KernelContext &ctx, const Tensor &whole, llvm::StringRef slo
   std::vector<std::pair<T *, int64_t>> pieces;
   for (size_t i = 0; i < sizes.size(); ++i)
     pieces.emplace_back(ctx.hasOutput(slot, i) ? ctx.output(slot, i).data<T>() : nullptr, sizes[i]);
-  joinOrCut(const_cast<T *>(whole.data<T>()), whole.dim(axis), pieces,
-            axisView(whole.dims(), axis), false);
+  joinOrCut(const_cast<T *>(whole.data<T>()), whole.dim(axis), pieces, axisView(whole.dims(), axis),
+            false);
 }
 
 template <typename T> static llvm::Error concatGrad(KernelContext &ctx) {

@@ -21,7 +21,8 @@ template <typename T> static llvm::Error momentum(KernelContext &ctx) {
   const Tensor &g = ctx.input("Grad");
   T lr = ctx.input("LearningRate").data<T>()[0], mu = ctx.attrs().getFloat("mu");
   bool nesterov = ctx.attrs().getBool("use_nesterov");
-  const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>(), *v = ctx.input("Velocity").data<T>();
+  const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>(),
+          *v = ctx.input("Velocity").data<T>();
   T *pOut = ctx.output("ParamOut").data<T>(), *vOut = ctx.output("VelocityOut").data<T>();
   const int64_t n = g.numel();
   for (int64_t i = 0; i < n; ++i) {

@@ -5,7 +5,8 @@ namespace oar::cpu {
 
 template <typename T> static llvm::Error scale(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
-  T s = static_cast<T>(ctx.attrs().getFloat("scale")), b = static_cast<T>(ctx.attrs().getFloat("bias"));
+  T s = static_cast<T>(ctx.attrs().getFloat("scale")),
+    b = static_cast<T>(ctx.attrs().getFloat("bias"));
   const T *in = x.data<T>();
   T *out = ctx.output("Out").data<T>();
   const int64_t n = x.numel();

@@ -49,8 +49,9 @@ TEST_CASE("mnist_idx reads images scaled to [-1, 1] and i64 labels", "[executor]
   declareVar(b, "img", proto::F32, {-1, 1, 28, 28});
   declareVar(b, "label", proto::I64, {-1, 1});
   std::string dir = sharedDir() + "/data/mnist/";
-  proto::DataFeed f = feed("mnist_idx", {dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz"},
-                           {"img", "label"}, 32);
+  proto::DataFeed f =
+      feed("mnist_idx", {dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz"},
+           {"img", "label"}, 32);
   Dataset ds = requireValue(loadDataset(f, b));
   CHECK(ds.rows == 10000);
   CHECK(ds.data[0].dims() == llvm::ArrayRef<int64_t>{10000, 1, 28, 28});
@@ -81,7 +82,8 @@ TEST_CASE("N trainers with batch B together see one batch of N*B", "[executor][d
     std::vector<Tensor> batch;
     int64_t epoch;
     while (whole.next(batch, epoch)) {
-      std::multiset<float> want(batch[0].data<float>(), batch[0].data<float>() + batch[0].numel()), got;
+      std::multiset<float> want(batch[0].data<float>(), batch[0].data<float>() + batch[0].numel()),
+          got;
       for (auto &p : parts) {
         std::vector<Tensor> pb;
         int64_t e;
@@ -104,7 +106,8 @@ TEST_CASE("data errors name the file and line", "[executor][data]") {
     std::ofstream(dir + "/bad.csv") << "a,b,c\n1,2,3\n4,five,6\n";
     proto::DataFeed f = feed("csv", {dir + "/bad.csv"}, {"x", "y"}, 2);
     f.set_skip_header(true);
-    CHECK_THAT(errorText(loadDataset(f, b)), Contains("bad.csv:3: malformed row") && Contains("five"));
+    CHECK_THAT(errorText(loadDataset(f, b)),
+               Contains("bad.csv:3: malformed row") && Contains("five"));
   }
   SECTION("a csv row with too few fields") {
     std::ofstream(dir + "/short.csv") << "1,2,3\n4,5\n";
@@ -114,8 +117,9 @@ TEST_CASE("data errors name the file and line", "[executor][data]") {
   SECTION("an npy column of the wrong width") {
     REQUIRE_OK(writeNpy(dir + "/wide.npy", Tensor(proto::F32, {4, 3})));
     REQUIRE_OK(writeNpy(dir + "/y.npy", Tensor(proto::F32, {4, 1})));
-    CHECK_THAT(errorText(loadDataset(feed("npy", {dir + "/wide.npy", dir + "/y.npy"}, {"x", "y"}, 2), b)),
-               Contains("wide.npy") && Contains("var x"));
+    CHECK_THAT(
+        errorText(loadDataset(feed("npy", {dir + "/wide.npy", dir + "/y.npy"}, {"x", "y"}, 2), b)),
+        Contains("wide.npy") && Contains("var x"));
   }
 }
 

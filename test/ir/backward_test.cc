@@ -20,8 +20,9 @@ TEST_CASE("a var read by two ops gets the sum of both gradients", "[ir][autodiff
   auto grads = requireValue(appendBackward(m.main(), loss));
   REQUIRE_OK(verifyProgram(m.main(), "shared"));
   std::string text = listing(m.main());
-  CHECK_THAT(text, Contains(gradName(s) + " = sum(X: " + renamedGrad(gradName(s), 0) + ", " +
-                            renamedGrad(gradName(s), 1) + ", " + renamedGrad(gradName(s), 2) + ")"));
+  CHECK_THAT(text,
+             Contains(gradName(s) + " = sum(X: " + renamedGrad(gradName(s), 0) + ", " +
+                      renamedGrad(gradName(s), 1) + ", " + renamedGrad(gradName(s), 2) + ")"));
   CHECK(grads.size() == 2);
   CHECK_THAT(text, !Contains("x@GRAD"));
 

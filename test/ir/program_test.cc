@@ -30,7 +30,8 @@ TEST_CASE("a program survives binary and text round trips unchanged", "[ir]") {
 }
 
 TEST_CASE("text parse errors give file, line and column", "[ir]") {
-  std::string err = errorText(parseProgramText("version: 1\nblocks { idx: 0 nam: \"x\" }\n", "mlp.pbtxt"));
+  std::string err =
+      errorText(parseProgramText("version: 1\nblocks { idx: 0 nam: \"x\" }\n", "mlp.pbtxt"));
   CHECK_THAT(err, Contains("mlp.pbtxt:2:") && Contains("nam"));
 }
 
@@ -74,7 +75,8 @@ TEST_CASE("the verifier names block, op, slot and var", "[ir]") {
   }
   SECTION("a missing required slot") {
     m.main().mutable_blocks(0)->mutable_ops(0)->mutable_inputs()->RemoveLast();
-    CHECK_THAT(errorText(verifyProgram(m.main(), "mlp")), Contains("required input slot Y is missing"));
+    CHECK_THAT(errorText(verifyProgram(m.main(), "mlp")),
+               Contains("required input slot Y is missing"));
   }
 }
 

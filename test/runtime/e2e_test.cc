@@ -1,14 +1,14 @@
 // Whole jobs as real processes on 127.0.0.1: equality with single-machine training, convergence
 // of async and GEO, and failures that must end every node instead of hanging it.
 #include <fstream>
-#include <unistd.h>
 #include <sstream>
+#include <unistd.h>
 
 #include "executor/npy.h"
-#include "llvm/ADT/StringExtras.h"
 #include "runtime/launcher.h"
 #include "test/support/expect.h"
 #include "test/support/fixture.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;
@@ -44,8 +44,9 @@ void checkSyncEqualsSingle(const std::string &name, const std::string &modelArgs
   makeModel(dir + "/dist", modelArgs + " --batch-size=" + std::to_string(batch / 2));
   run(binDir() + "/oar-executor --main " + dir + "/single/main.pb --startup " + dir +
       "/single/startup.pb --load " + init + " --save " + dir + "/single_out");
-  std::string out = run(binDir() + "/oar-launch --server_num=2 --worker_num=2 --mode=sync --timeout=300 --load " +
-                        init + " --save " + dir + "/dist_out " + dir + "/dist");
+  std::string out =
+      run(binDir() + "/oar-launch --server_num=2 --worker_num=2 --mode=sync --timeout=300 --load " +
+          init + " --save " + dir + "/dist_out " + dir + "/dist");
   CHECK_THAT(out, Contains("all 4 nodes finished"));
   for (const std::string &p : params) {
     Tensor a = requireValue(readNpy(dir + "/single_out/" + p + ".npy"));
@@ -69,7 +70,8 @@ TEST_CASE("fit_a_line on 2 trainers x 2 pservers (sync) equals one machine with 
   Fixture f = loadFixture("fit_a_line_sgd");
   checkSyncEqualsSingle("fit_a_line",
                         "--model=linear --in=13 --out=1 --lr=0.01 --epochs=3 --format=uci_housing "
-                        "--data=" + sourceDir() + "/data/uci_housing/housing.data",
+                        "--data=" +
+                            sourceDir() + "/data/uci_housing/housing.data",
                         20, f.dir + "/init", f.params);
 }
 
@@ -79,8 +81,8 @@ TEST_CASE("the MNIST MLP on 2 trainers x 2 pservers (sync) equals one machine wi
   checkSyncEqualsSingle("mnist_mlp",
                         "--model=mlp --in=784 --hidden=128,64 --out=10 "
                         "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
-                        "--momentum=0.9 --epochs=1 --format=npy --data=" + f.dir + "/x.npy," +
-                            f.dir + "/y.npy",
+                        "--momentum=0.9 --epochs=1 --format=npy --data=" +
+                            f.dir + "/x.npy," + f.dir + "/y.npy",
                         64, f.dir + "/init", f.params);
 }
 
@@ -90,11 +92,13 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
   // pushed its last delta (saved by the pservers, evaluated with --eval-only).
   std::string dir = scratchDir("e2e_async_geo");
   makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.003 --batch-size=10 --epochs=60 "
-                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
+                            "--format=uci_housing --data=" +
+                                sourceDir() + "/data/uci_housing/housing.data");
   for (std::string mode : {"async", "geo"}) {
     std::string save = dir + "/" + mode;
-    std::string out = run(binDir() + "/oar-launch --server_num=2 --worker_num=2 --timeout=300 --mode=" +
-                          mode + " --save " + save + " " + dir + "/model -- --geo-k-steps 10");
+    std::string out =
+        run(binDir() + "/oar-launch --server_num=2 --worker_num=2 --timeout=300 --mode=" + mode +
+            " --save " + save + " " + dir + "/model -- --geo-k-steps 10");
     INFO(mode << "\n" << out);
     size_t first = out.find("first loss ");
     REQUIRE(first != std::string::npos);
@@ -102,8 +106,8 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
     // The pservers' final blocks (whole params here: neither is split) as one checkpoint.
     for (const char *ps : {"/pserver.0", "/pserver.1"})
       run("cp " + save + ps + "/*.npy " + save + "/");
-    std::string eval = run(binDir() + "/oar-executor --eval-only --main " + dir + "/model/main.pb --startup " +
-                           dir + "/model/startup.pb --load " + save);
+    std::string eval = run(binDir() + "/oar-executor --eval-only --main " + dir +
+                           "/model/main.pb --startup " + dir + "/model/startup.pb --load " + save);
     INFO(eval);
     double loss = testLoss(eval);
     CHECK(loss < 25.0);
@@ -114,11 +118,14 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
 TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and async finishes",
           "[e2e][runtime][fault]") {
   std::string dir = scratchDir("e2e_kill_trainer");
-  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=3000 "
-                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
+  makeModel(dir + "/model",
+            "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=3000 "
+            "--format=uci_housing --data=" +
+                sourceDir() + "/data/uci_housing/housing.data");
   auto ports = requireValue(runtime::freePorts(2));
   std::string script = sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/model ";
-  std::string timeouts = " --barrier-timeout-ms 3000 --reply-timeout-ms 6000 --idle-timeout-ms 6000";
+  std::string timeouts =
+      " --barrier-timeout-ms 3000 --reply-timeout-ms 6000 --idle-timeout-ms 6000";
 
   std::string out = run(script + dir + "/sync " + std::to_string(ports[0]) + " " +
                         std::to_string(ports[1]) + " trainer.1 1.5 --mode sync" + timeouts);
@@ -128,8 +135,10 @@ TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and a
   CHECK_THAT(readFile(dir + "/sync/trainer.0.log"), Contains("no send_barrier from trainer(s) 1"));
 
   // Async: the survivor trains to the end; the pservers report the lost trainer.
-  makeModel(dir + "/short", "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=150 "
-                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
+  makeModel(dir + "/short",
+            "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=150 "
+            "--format=uci_housing --data=" +
+                sourceDir() + "/data/uci_housing/housing.data");
   ports = requireValue(runtime::freePorts(2));
   script = sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/short ";
   out = run(script + dir + "/async " + std::to_string(ports[0]) + " " + std::to_string(ports[1]) +
@@ -143,13 +152,16 @@ TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and a
 TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint",
           "[e2e][runtime][fault]") {
   std::string dir = scratchDir("e2e_kill_pserver");
-  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=3000 "
-                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
+  makeModel(dir + "/model",
+            "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=3000 "
+            "--format=uci_housing --data=" +
+                sourceDir() + "/data/uci_housing/housing.data");
   auto ports = requireValue(runtime::freePorts(2));
-  std::string out = run(sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/model " +
-                        dir + "/run " + std::to_string(ports[0]) + " " + std::to_string(ports[1]) +
-                        " pserver.1 1.5 --mode sync --reply-timeout-ms 3000 --barrier-timeout-ms 3000"
-                        " --idle-timeout-ms 6000");
+  std::string out =
+      run(sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/model " + dir +
+          "/run " + std::to_string(ports[0]) + " " + std::to_string(ports[1]) +
+          " pserver.1 1.5 --mode sync --reply-timeout-ms 3000 --barrier-timeout-ms 3000"
+          " --idle-timeout-ms 6000");
   INFO(out);
   CHECK_THAT(out, Contains("trainer.0 1") && Contains("trainer.1 1"));
   std::string endpoint = "127.0.0.1:" + std::to_string(ports[1]);
@@ -157,7 +169,8 @@ TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint"
   CHECK_THAT(readFile(dir + "/run/trainer.1.log"), Contains("pserver " + endpoint));
 }
 
-TEST_CASE("2 pservers and 2 trainers train across four network namespaces", "[e2e][runtime][netns]") {
+TEST_CASE("2 pservers and 2 trainers train across four network namespaces",
+          "[e2e][runtime][netns]") {
   std::string out;
   if (geteuid() != 0 || runCommand("ip netns list", out) != 0) {
     WARN("skipped: the network-namespace test needs root and iproute2 (ip netns)");
@@ -165,8 +178,10 @@ TEST_CASE("2 pservers and 2 trainers train across four network namespaces", "[e2
   }
   std::string dir = scratchDir("e2e_netns");
   makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.003 --batch-size=10 --epochs=20 "
-                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
-  out = run(sourceDir() + "/test/runtime/netns_job.sh " + binDir() + " " + dir + "/model " + dir + "/run");
+                            "--format=uci_housing --data=" +
+                                sourceDir() + "/data/uci_housing/housing.data");
+  out = run(sourceDir() + "/test/runtime/netns_job.sh " + binDir() + " " + dir + "/model " + dir +
+            "/run");
   INFO(out);
   CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
                       Contains("trainer.1 0"));

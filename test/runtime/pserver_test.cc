@@ -107,7 +107,8 @@ TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps
   REQUIRE_OK(t0.connect(job.job()));
   REQUIRE_OK(t1.connect(job.job()));
   std::vector<Tensor> got(2);
-  REQUIRE_OK(t0.getVars({"fc_0.w_0", "fc_0.b_0"}, {job.endpoint, job.endpoint}, {&got[0], &got[1]}));
+  REQUIRE_OK(
+      t0.getVars({"fc_0.w_0", "fc_0.b_0"}, {job.endpoint, job.endpoint}, {&got[0], &got[1]}));
   CHECK(got[0].toVector<float>() == fresh.find("fc_0.w_0")->toVector<float>());
   CHECK(got[1].toVector<float>() == fresh.find("fc_0.b_0")->toVector<float>());
   REQUIRE_OK(t0.complete());

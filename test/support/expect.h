@@ -6,10 +6,10 @@
 
 #include "llvm/Support/Error.h"
 
-#define REQUIRE_OK(expr)                                                                          \
-  do {                                                                                            \
-    if (llvm::Error oarErr_ = (expr))                                                             \
-      FAIL(llvm::toString(std::move(oarErr_)));                                                   \
+#define REQUIRE_OK(expr)                                                                           \
+  do {                                                                                             \
+    if (llvm::Error oarErr_ = (expr))                                                              \
+      FAIL(llvm::toString(std::move(oarErr_)));                                                    \
   } while (0)
 
 template <typename T> T requireValue(llvm::Expected<T> v) {

@@ -2,11 +2,11 @@
 #include "test/support/fixture.h"
 
 #include "executor/npy.h"
+#include "test/support/expect.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "test/support/expect.h"
+#include "llvm/Support/Path.h"
 
 std::vector<std::string> fixtureNames() {
   std::vector<std::string> names;

@@ -23,7 +23,8 @@ Tensor randomTensor(std::vector<int64_t> dims, uint64_t seed, double lo, double 
 
 static double lossValue(Executor &exec, const proto::Program &prog, Scope &scope,
                         const std::string &loss) {
-  REQUIRE_OK(exec.run(prog, scope, 0, [](const proto::Op &op) { return op.role() == proto::FORWARD; }));
+  REQUIRE_OK(
+      exec.run(prog, scope, 0, [](const proto::Op &op) { return op.role() == proto::FORWARD; }));
   return scope.find(loss)->data<double>()[0];
 }
 
@@ -85,7 +86,8 @@ void runGradCheck(const GradCheck &c) {
     std::string w = "w_" + std::to_string(k);
     declareVar(block, w, proto::F64, out.dims()).set_stop_gradient(true);
     scope.get(w) = randomTensor({out.dims().begin(), out.dims().end()}, 100 + k);
-    auto prod = requireValue(m.appendOp("elementwise_mul", {{"X", {outNames[k]}}, {"Y", {w}}}, {"Out"}));
+    auto prod =
+        requireValue(m.appendOp("elementwise_mul", {{"X", {outNames[k]}}, {"Y", {w}}}, {"Out"}));
     auto s = requireValue(m.appendOp("reduce_sum", {{"X", prod}}, {"Out"}, {{"reduce_all", true}}));
     partial.push_back(s[0]);
   }

@@ -14,7 +14,7 @@ struct GradCheck {
   std::vector<std::pair<std::string, int>> outputs;        // (slot, count) that enter the loss
   std::vector<std::pair<std::string, int>> extraOutputs;   // outputs made but not in the loss
   oar::AttrList attrs;
-  std::vector<std::string> checkSlots;                     // inputs whose gradient is checked
+  std::vector<std::string> checkSlots; // inputs whose gradient is checked
   double eps = 1e-6, rtol = 1e-5, atol = 1e-8;
 };
 

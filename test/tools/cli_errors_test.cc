@@ -2,8 +2,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "llvm/ADT/StringRef.h"
 #include "test/support/expect.h"
+#include "llvm/ADT/StringRef.h"
 
 using Catch::Matchers::Contains;
 
@@ -69,15 +69,19 @@ TEST_CASE("oar-executor refuses bad input with one clear line", "[tools][errors]
   }
   SECTION("an unknown op") {
     writeFile(dir + "/bad.pbtxt", replaceOnce(mainText, "type: \"mean\"", "type: \"meen\""));
-    expectOneLineError("--main " + dir + "/bad.pbtxt" + startup, {"bad.pbtxt", "unknown op type \"meen\""});
+    expectOneLineError("--main " + dir + "/bad.pbtxt" + startup,
+                       {"bad.pbtxt", "unknown op type \"meen\""});
   }
   SECTION("a var used but not declared") {
-    writeFile(dir + "/bad.pbtxt", replaceOnce(mainText, "names: \"fc_0.w_0\"", "names: \"fc_9.w_0\""));
-    expectOneLineError("--main " + dir + "/bad.pbtxt" + startup, {"var fc_9.w_0 is used but not declared"});
+    writeFile(dir + "/bad.pbtxt",
+              replaceOnce(mainText, "names: \"fc_0.w_0\"", "names: \"fc_9.w_0\""));
+    expectOneLineError("--main " + dir + "/bad.pbtxt" + startup,
+                       {"var fc_9.w_0 is used but not declared"});
   }
   SECTION("mismatched shapes") {
     writeFile(dir + "/bad.pbtxt", replaceOnce(mainText, "dims: [2, 1]", "dims: [3, 1]"));
-    expectOneLineError("--main " + dir + "/bad.pbtxt" + startup, {"op #0 (mul)", "must equal Y's rows"});
+    expectOneLineError("--main " + dir + "/bad.pbtxt" + startup,
+                       {"op #0 (mul)", "must equal Y's rows"});
   }
   SECTION("a missing data file") {
     writeFile(dir + "/bad.pbtxt", replaceOnce(mainText, "rows.csv", "gone.csv"));
@@ -90,7 +94,9 @@ TEST_CASE("oar-executor refuses bad input with one clear line", "[tools][errors]
   SECTION("a .npy of the wrong shape or dtype for --load") {
     std::string ckpt = dir + "/ckpt";
     std::string out;
-    REQUIRE(runCommand(binDir() + "/oar-executor --main " + dir + "/main.pb" + startup + " --save " + ckpt, out) == 0);
+    REQUIRE(runCommand(binDir() + "/oar-executor --main " + dir + "/main.pb" + startup +
+                           " --save " + ckpt,
+                       out) == 0);
     std::string b = readFile(ckpt + "/fc_0.b_0.npy"), w = readFile(ckpt + "/fc_0.w_0.npy");
     writeFile(ckpt + "/fc_0.b_0.npy", w); // [2,1] where [1] belongs
     expectOneLineError("--main " + dir + "/main.pb" + startup + " --load " + ckpt,
@@ -105,7 +111,8 @@ TEST_CASE("oar-model refuses unknown choices by name", "[tools][errors]") {
   std::string out;
   CHECK(runCommand(binDir() + "/oar-model --model=resnet -o " + scratchDir("model_err"), out) == 1);
   CHECK_THAT(out, Contains("unknown --model \"resnet\""));
-  CHECK(runCommand(binDir() + "/oar-model --optimizer=rmsprop -o " + scratchDir("model_err"), out) == 1);
+  CHECK(runCommand(binDir() + "/oar-model --optimizer=rmsprop -o " + scratchDir("model_err"),
+                   out) == 1);
   CHECK_THAT(out, Contains("unknown optimizer \"rmsprop\""));
 }
 
@@ -122,11 +129,14 @@ TEST_CASE("oar-show lists and draws a program", "[tools]") {
 TEST_CASE("oar-executor trains fit_a_line, writes metrics and a numpy checkpoint", "[tools]") {
   std::string dir = scratchDir("fit_a_line_cli");
   std::string out;
-  REQUIRE(runCommand(binDir() + "/oar-model --model=linear --in=13 --out=1 --lr=0.01 --batch-size=20 "
-                     "--epochs=10 --format=uci_housing --data=" + sourceDir() +
-                     "/data/uci_housing/housing.data -o " + dir, out) == 0);
+  REQUIRE(runCommand(binDir() +
+                         "/oar-model --model=linear --in=13 --out=1 --lr=0.01 --batch-size=20 "
+                         "--epochs=10 --format=uci_housing --data=" +
+                         sourceDir() + "/data/uci_housing/housing.data -o " + dir,
+                     out) == 0);
   int rc = runCommand(binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir +
-                          "/startup.pb --metrics " + dir + "/m.csv --save " + dir + "/ckpt", out);
+                          "/startup.pb --metrics " + dir + "/m.csv --save " + dir + "/ckpt",
+                      out);
   INFO(out);
   REQUIRE(rc == 0);
   CHECK_THAT(out, Contains("test: 102 rows, loss"));

@@ -123,12 +123,14 @@ void checkPserverShape(const TranspileResult &r) {
 TEST_CASE("golden listings of fit_a_line and the MNIST MLP for 1-3 pservers in every mode",
           "[transpiler]") {
   bool update = getenv("OAR_UPDATE_GOLDEN") != nullptr;
-  for (auto [name, model] : {std::pair{"fit_a_line", fitALine()}, std::pair{"mnist_mlp", mnistMlp()}})
+  for (auto [name, model] :
+       {std::pair{"fit_a_line", fitALine()}, std::pair{"mnist_mlp", mnistMlp()}})
     for (const char *mode : {"sync", "async", "geo"})
       for (int n = 1; n <= 3; ++n) {
         std::string label = std::string(name) + "_" + mode + "_" + std::to_string(n);
         SECTION(label) {
-          TranspileResult r = requireValue(transpile(model.main(), model.startup(), config(n, mode)));
+          TranspileResult r =
+              requireValue(transpile(model.main(), model.startup(), config(n, mode)));
           checkTrainerShape(model.main(), r);
           checkPserverShape(r);
           REQUIRE_OK(verifyProgram(r.trainer, label + " trainer"));
@@ -195,13 +197,20 @@ TEST_CASE("every element of every param lands in exactly one block on one endpoi
     }
 }
 
-TEST_CASE("the issue's slicing example: round robin shares one counter across params", "[transpiler]") {
+TEST_CASE("the issue's slicing example: round robin shares one counter across params",
+          "[transpiler]") {
   ModelBuilder m = mnistMlp();
   DistributePlan plan = requireValue(makePlan(m.main(), config(2, "sync")));
   std::string text = plan.text();
   // fc_0.w_0 is 784x128 = 100352 elements: max 12 blocks, 2 pservers -> 2 blocks of 392 rows.
-  CHECK_THAT(text, Contains("fc_0.w_0.block0                       392      50176       200704  127.0.0.1:6171"));
-  CHECK_THAT(text, Contains("fc_0.w_0.block1                       392      50176       200704  127.0.0.1:6170"));
+  CHECK_THAT(
+      text,
+      Contains(
+          "fc_0.w_0.block0                       392      50176       200704  127.0.0.1:6171"));
+  CHECK_THAT(
+      text,
+      Contains(
+          "fc_0.w_0.block1                       392      50176       200704  127.0.0.1:6170"));
   CHECK(fnv1a64("a") == 0xaf63dc4c8601ec8cull); // the FNV-1a test vector
 }
 
@@ -284,7 +293,8 @@ TEST_CASE("bad configurations get one-line errors naming them", "[transpiler][er
              Contains("(rmsprop) updates a parameter but the transpiler does not know"));
 }
 
-TEST_CASE("a distributed lookup table is refused until sparse support lands", "[transpiler][errors]") {
+TEST_CASE("a distributed lookup table is refused until sparse support lands",
+          "[transpiler][errors]") {
   ModelBuilder m;
   std::string ids = m.data("ids", {1}, proto::I64);
   std::string emb = m.embedding(ids, 100, 8, true, /*isDistributed=*/true);
