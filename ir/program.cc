@@ -52,8 +52,11 @@ int64_t numElements(llvm::ArrayRef<int64_t> dims) {
 
 std::string dimsString(llvm::ArrayRef<int64_t> dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      s += ',';
+    s += std::to_string(dims[i]);
+  }
   return s + "]";
 }
 

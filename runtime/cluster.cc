@@ -79,9 +79,9 @@ llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {
     return llvm::Error::success();
   };
   if (llvm::Error err = number("PADDLE_TRAINERS", spec.trainers))
-    return std::move(err);
+    return err;
   if (llvm::Error err = number("PADDLE_TRAINER_ID", spec.trainerId))
-    return std::move(err);
+    return err;
   if (const char *ep = getenv("PADDLE_CURRENT_ENDPOINT"); ep && *ep)
     spec.currentEndpoint = ep;
   else if (const char *ip = getenv("PADDLE_CURRENT_IP"); ip && *ip && port)

@@ -34,9 +34,9 @@ llvm::Expected<NodePrograms> loadPair(const std::string &main, const std::string
   p.main = std::move(*m);
   p.startup = std::move(*s);
   if (llvm::Error err = verifyProgram(p.main, main))
-    return std::move(err);
+    return err;
   if (llvm::Error err = verifyProgram(p.startup, startup))
-    return std::move(err);
+    return err;
   return p;
 }
 

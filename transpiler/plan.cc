@@ -82,7 +82,7 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
 llvm::Expected<DistributePlan> makePlan(const proto::Program &main,
                                         const DistributeConfig &config) {
   if (llvm::Error err = config.validate())
-    return std::move(err);
+    return err;
   DistributePlan plan;
   plan.config = config;
   const proto::Block &block = main.blocks(0);

@@ -180,12 +180,12 @@ llvm::Expected<proto::Program> buildPserverStartup(const proto::Program &startup
     if (llvm::none_of(p.blocks, [&](const VarBlock &b) { return b.endpointIndex == index; }))
       continue; // nothing of this param lives here
     if (llvm::Error err = emitSliced(p, p.param))
-      return std::move(err);
+      return err;
     if (plan.config.mode == "geo")
       continue; // GEO pservers hold params only
     for (const auto &[slot, var] : p.optimizer.paramShaped)
       if (llvm::Error err = emitSliced(p, var))
-        return std::move(err);
+        return err;
     for (const VarBlock &b : p.blocks) {
       if (b.endpointIndex != index)
         continue;
