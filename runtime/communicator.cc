@@ -157,11 +157,12 @@ llvm::Error Communicator::barrier(proto::MsgKind kind) {
   return llvm::Error::success();
 }
 
-llvm::Error Communicator::complete() {
+llvm::Error Communicator::complete(const std::string &failure) {
   llvm::Error result = llvm::Error::success();
+  proto::MsgHeader header = makeHeader(proto::COMPLETE, "", trainerId_, step_);
+  header.set_error(failure);
   for (const std::string &ep : endpoints_) {
-    auto reply = roundTrip({{makeHeader(proto::COMPLETE, "", trainerId_, step_), nullptr, ep}},
-                           "completing");
+    auto reply = roundTrip({{header, nullptr, ep}}, "completing");
     if (!reply)
       result = llvm::joinErrors(std::move(result), reply.takeError());
   }

@@ -33,9 +33,9 @@ public:
                       const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out);
   /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver.
   llvm::Error barrier(proto::MsgKind kind);
-  /// Tells every pserver this trainer is done (Paddle's exe.close()); errors are reported but
-  /// every pserver is told.
-  llvm::Error complete();
+  /// Tells every pserver this trainer is done (Paddle's exe.close()); `failure` is the reason
+  /// when it stops because of an error. Errors are reported but every pserver is told.
+  llvm::Error complete(const std::string &failure = "");
 
   int64_t trainerId() const { return trainerId_; }
   /// The step the next SEND_BARRIER closes; advanced by each SEND_BARRIER.

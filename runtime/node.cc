@@ -111,9 +111,11 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   train.trainers = dist.trainers();
   train.onStep = opts.onStep;
   auto reports = trainLoop(exec, progs.main, scope, train);
-  if (!reports) {
-    llvm::consumeError(comm.complete()); // let the pservers stop waiting for us
-    return addContext(reports.takeError(), "trainer " + std::to_string(id));
+  if (!reports) { // let the pservers stop waiting for us, and say why
+    llvm::Error err = addContext(reports.takeError(), "trainer " + std::to_string(id));
+    std::string why = llvm::toString(std::move(err));
+    llvm::consumeError(comm.complete(why));
+    return makeError("{0}", why);
   }
   if (dist.mode() == "geo") { // push what changed since the last sync
     env.forceGeoSync = true;

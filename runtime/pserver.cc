@@ -274,7 +274,8 @@ struct PserverLoop::Impl {
       return llvm::Error::success();
     case proto::COMPLETE:
       completed[t] = true;
-      log("trainer " + std::to_string(t) + " completed");
+      log("trainer " + std::to_string(t) +
+          (h.error().empty() ? " completed" : " left after an error: " + h.error()));
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
       return mode == "sync" ? tryOptimizeOrFail() : llvm::Error::success();
     default:

@@ -4,6 +4,7 @@
 
 #include "test/support/expect.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 
 using Catch::Matchers::Contains;
 
@@ -144,4 +145,24 @@ TEST_CASE("oar-executor trains fit_a_line, writes metrics and a numpy checkpoint
   CHECK(llvm::StringRef(csv).startswith("step,epoch,loss,samples_per_sec\n0,0,"));
   CHECK(llvm::StringRef(csv).count('\n') == 211); // header + 21 steps x 10 epochs
   CHECK(readFile(dir + "/ckpt/fc_0.w_0.npy").substr(1, 5) == "NUMPY");
+}
+
+TEST_CASE("the C++ examples write programs that verify and train", "[tools]") {
+  std::string dir = scratchDir("examples");
+  std::string out, mnist = sharedDir() + "/data/mnist/";
+  REQUIRE(runCommand(binDir() + "/example_fit_a_line " + dir + " " + sourceDir() +
+                         "/data/uci_housing/housing.data", out) == 0);
+  int rc = runCommand(binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir + "/startup.pb", out);
+  INFO(out);
+  CHECK(rc == 0);
+  CHECK_THAT(out, Contains("test: 102 rows"));
+  for (const char *ex : {"example_mnist_mlp", "example_mnist_lenet"}) {
+    std::string sub = dir + "/" + ex;
+    llvm::sys::fs::create_directories(sub);
+    REQUIRE(runCommand(binDir() + "/" + ex + " " + sub + " " + mnist + "t10k-images-idx3-ubyte.gz " + mnist +
+                           "t10k-labels-idx1-ubyte.gz " + mnist + "t10k-images-idx3-ubyte.gz " + mnist +
+                           "t10k-labels-idx1-ubyte.gz", out) == 0);
+    CHECK(runCommand(binDir() + "/oar-show " + sub + "/main.pb", out) == 0);
+    CHECK_THAT(out, Contains("softmax_with_cross_entropy"));
+  }
 }
