@@ -12,14 +12,18 @@ Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints
     : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts), context_(1) {}
 
 Communicator::~Communicator() {
-  for (auto &[ep, s] : sockets_)
-    s->close();
+  for (auto &[ep, c] : connections_) {
+    if (c.monitor)
+      c.monitor->close();
+    c.socket->close();
+  }
 }
 
 std::string Communicator::who() const { return "trainer " + std::to_string(trainerId_); }
 
 zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
-  auto &s = sockets_[endpoint];
+  Connection &c = connections_[endpoint];
+  auto &s = c.socket;
   if (!s) {
     s = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
     s->set(zmq::sockopt::linger, 0);
@@ -27,9 +31,37 @@ zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
     // disconnects, and a pserver exits right after acknowledging the last `complete`.
     // A missing pserver is caught by the reply timeout instead.
     s->set(zmq::sockopt::sndtimeo, 200);
+    std::string monitorAddress = "inproc://oar-monitor-" + std::to_string(monitorCount_++);
+    if (zmq_socket_monitor(s->handle(), monitorAddress.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
+      c.monitor = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
+      c.monitor->connect(monitorAddress);
+    }
     s->connect(zmqAddress(endpoint));
   }
   return *s;
+}
+
+llvm::Error Communicator::checkDisconnects(const char *what, const Request &waitingOn) {
+  for (auto &[ep, c] : connections_) {
+    if (!c.monitor)
+      continue;
+    zmq::message_t event;
+    bool dropped = false;
+    while (c.monitor->recv(event, zmq::recv_flags::dontwait)) {
+      if (event.more()) { // the event frame is followed by the address frame
+        zmq::message_t address;
+        (void)c.monitor->recv(address, zmq::recv_flags::dontwait);
+      }
+      dropped = true;
+    }
+    if (dropped && c.connected && !c.completed)
+      return makeError("{0}: lost the connection to pserver {1} while {2}{3} (waiting on {4}); "
+                       "is it running?",
+                       who(), ep, what,
+                       waitingOn.header.var().empty() ? "" : " " + waitingOn.header.var(),
+                       waitingOn.endpoint);
+  }
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<Request> &requests,
@@ -64,9 +96,14 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
                            r.header.var().empty() ? "" : " " + r.header.var());
         if (stopRequested())
           return makeError("{0}: stopped by signal while {1}", who(), what);
+        if (llvm::Error err = checkDisconnects(what, r))
+          return err;
         frames =
             receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
       }
+      connections_[r.endpoint].connected = true;
+      if (r.header.kind() == proto::COMPLETE)
+        connections_[r.endpoint].completed = true;
       auto msg = decodeMessage(*frames, 0);
       if (!msg)
         return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
@@ -101,7 +138,12 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
       if (why.find("refused") != std::string::npos) // a job mismatch: retrying cannot help
         return makeError("{0}", why);
       // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
-      sockets_.erase(ep);
+      if (Connection &c = connections_[ep]; c.socket) {
+        if (c.monitor)
+          c.monitor->close();
+        c.socket->close();
+      }
+      connections_.erase(ep);
       auto waited = std::chrono::steady_clock::now() - start;
       if (waited > timeouts_.connect || stopRequested())
         return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3} s; is it "

@@ -53,13 +53,24 @@ private:
                                                  const char *what);
   zmq::socket_t &socketFor(const std::string &endpoint);
   std::string who() const;
+  /// An error if a pserver we still need has closed its connection (e.g. it was killed): a
+  /// trainer blocked on a healthy pserver can then name the one that is gone.
+  llvm::Error checkDisconnects(const char *what, const Request &waitingOn);
+
+  struct Connection {
+    std::unique_ptr<zmq::socket_t> socket;
+    std::unique_ptr<zmq::socket_t> monitor; ///< ZMQ_EVENT_DISCONNECTED events of `socket`
+    bool connected = false;                 ///< a reply came back: disconnects matter from now
+    bool completed = false;                 ///< we said `complete`: it may go away
+  };
 
   int64_t trainerId_;
   std::vector<std::string> endpoints_;
   Timeouts timeouts_;
   int64_t step_ = 0;
   zmq::context_t context_;
-  std::map<std::string, std::unique_ptr<zmq::socket_t>> sockets_;
+  std::map<std::string, Connection> connections_;
+  int monitorCount_ = 0;
 };
 
 } // namespace oar::runtime

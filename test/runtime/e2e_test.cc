@@ -196,9 +196,8 @@ TEST_CASE("oar-launch stops every node when one fails and shows its last lines",
   makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2 --format=csv --data=" +
                                 dir + "/missing.csv");
   std::string out;
-  int rc = runCommand(binDir() + "/oar-launch --server_num=2 --worker_num=2 --timeout=60 " + dir +
-                          "/model",
-                      out);
+  int rc = runCommand(
+      binDir() + "/oar-launch --server_num=2 --worker_num=2 --timeout=60 " + dir + "/model", out);
   INFO(out);
   CHECK(rc == 1);
   CHECK_THAT(out, Contains("oar-launch: error: trainer.") && Contains("failed (exit status 1)") &&
@@ -214,11 +213,12 @@ TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runti
   std::string dir = scratchDir("e2e_sigterm");
   makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2");
   auto port = requireValue(runtime::freePorts(1))[0];
-  std::string out = run("cd " + dir + " && (" + binDir() +
-                        "/oar-executor --role pserver --trainers 1 --pservers 127.0.0.1:" +
-                        std::to_string(port) + " --endpoint 127.0.0.1:" + std::to_string(port) +
-                        " --main model/main.pb --startup model/startup.pb > ps.log 2>&1 & pid=$!; "
-                        "sleep 0.5; kill -TERM $pid; wait $pid; echo \"rc $?\")");
+  std::string out =
+      run("cd " + dir + " && (" + binDir() +
+          "/oar-executor --role pserver --trainers 1 --pservers 127.0.0.1:" + std::to_string(port) +
+          " --endpoint 127.0.0.1:" + std::to_string(port) +
+          " --main model/main.pb --startup model/startup.pb > ps.log 2>&1 & pid=$!; "
+          "sleep 0.5; kill -TERM $pid; wait $pid; echo \"rc $?\")");
   CHECK_THAT(out, Contains("rc 1"));
   CHECK_THAT(readFile(dir + "/ps.log"), Contains("stopped by signal 15"));
 }
@@ -226,14 +226,17 @@ TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runti
 TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_dir");
   makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.01 --batch-size=20 --epochs=2 "
-                            "--format=uci_housing --data=" + sourceDir() + "/data/uci_housing/housing.data");
+                            "--format=uci_housing --data=" +
+                                sourceDir() + "/data/uci_housing/housing.data");
   auto port = std::to_string(requireValue(runtime::freePorts(1))[0]);
   run(binDir() + "/oar-transpile --quiet --main " + dir + "/model/main.pb --startup " + dir +
       "/model/startup.pb --trainers 1 --pservers 127.0.0.1:" + port + " -o " + dir + "/dist");
-  std::string out = run("cd " + dir + " && (PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=127.0.0.1:" +
-                        port + " " + binDir() + "/oar-executor --dir dist --save saved > ps.log 2>&1 & "
-                        "PADDLE_TRAINING_ROLE=TRAINER PADDLE_TRAINER_ID=0 " + binDir() +
-                        "/oar-executor --dir dist --save saved; wait $!; echo \"pserver rc $?\")");
+  std::string out = run(
+      "cd " + dir + " && (PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=127.0.0.1:" + port +
+      " " + binDir() +
+      "/oar-executor --dir dist --save saved > ps.log 2>&1 & "
+      "PADDLE_TRAINING_ROLE=TRAINER PADDLE_TRAINER_ID=0 " +
+      binDir() + "/oar-executor --dir dist --save saved; wait $!; echo \"pserver rc $?\")");
   INFO(out);
   CHECK_THAT(out, Contains("trainer 0: trained 42 steps") && Contains("pserver rc 0"));
   CHECK(llvm::sys::fs::exists(dir + "/saved/fc_0.w_0.npy"));

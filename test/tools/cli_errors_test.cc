@@ -151,17 +151,21 @@ TEST_CASE("the C++ examples write programs that verify and train", "[tools]") {
   std::string dir = scratchDir("examples");
   std::string out, mnist = sharedDir() + "/data/mnist/";
   REQUIRE(runCommand(binDir() + "/example_fit_a_line " + dir + " " + sourceDir() +
-                         "/data/uci_housing/housing.data", out) == 0);
-  int rc = runCommand(binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir + "/startup.pb", out);
+                         "/data/uci_housing/housing.data",
+                     out) == 0);
+  int rc = runCommand(
+      binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir + "/startup.pb", out);
   INFO(out);
   CHECK(rc == 0);
   CHECK_THAT(out, Contains("test: 102 rows"));
   for (const char *ex : {"example_mnist_mlp", "example_mnist_lenet"}) {
     std::string sub = dir + "/" + ex;
     llvm::sys::fs::create_directories(sub);
-    REQUIRE(runCommand(binDir() + "/" + ex + " " + sub + " " + mnist + "t10k-images-idx3-ubyte.gz " + mnist +
-                           "t10k-labels-idx1-ubyte.gz " + mnist + "t10k-images-idx3-ubyte.gz " + mnist +
-                           "t10k-labels-idx1-ubyte.gz", out) == 0);
+    REQUIRE(runCommand(binDir() + "/" + ex + " " + sub + " " + mnist +
+                           "t10k-images-idx3-ubyte.gz " + mnist + "t10k-labels-idx1-ubyte.gz " +
+                           mnist + "t10k-images-idx3-ubyte.gz " + mnist +
+                           "t10k-labels-idx1-ubyte.gz",
+                       out) == 0);
     CHECK(runCommand(binDir() + "/oar-show " + sub + "/main.pb", out) == 0);
     CHECK_THAT(out, Contains("softmax_with_cross_entropy"));
   }
