@@ -75,6 +75,8 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
       for (;;) {
         try {
           sendMessage(s, r.header, r.tensor);
+          if (r.header.kind() == proto::COMPLETE) // from now on it may leave
+            connections_[r.endpoint].completed = true;
           break;
         } catch (const zmq::error_t &e) {
           if (e.num() != EAGAIN || std::chrono::steady_clock::now() > deadline || stopRequested())
@@ -96,14 +98,19 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
                            r.header.var().empty() ? "" : " " + r.header.var());
         if (stopRequested())
           return makeError("{0}: stopped by signal while {1}", who(), what);
-        if (llvm::Error err = checkDisconnects(what, r))
-          return err;
         frames =
             receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
+        if (frames)
+          break;
+        if (llvm::Error err = checkDisconnects(what, r)) {
+          // The reply may have landed just before its sender went away: take it if so.
+          frames = receiveFrames(socketFor(r.endpoint), std::chrono::milliseconds(0));
+          if (!frames)
+            return err;
+          llvm::consumeError(std::move(err));
+        }
       }
       connections_[r.endpoint].connected = true;
-      if (r.header.kind() == proto::COMPLETE)
-        connections_[r.endpoint].completed = true;
       auto msg = decodeMessage(*frames, 0);
       if (!msg)
         return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
