@@ -39,6 +39,8 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   int64_t epoch = 0,
           total = reader.batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
   while (reader.next(batch, epoch)) {
+    if (opts.shouldStop && opts.shouldStop())
+      return makeError("stopped by signal before step {0}", reports.size());
     auto start = std::chrono::steady_clock::now();
     feedBatch(scope, *ds, batch);
     if (llvm::Error err = exec.run(main, scope))

@@ -18,6 +18,8 @@ struct TrainOptions {
   int64_t trainerId = 0, trainers = 1; // which share of the rows this process trains on
   /// Called after every step (progress display, metrics file).
   std::function<void(const StepReport &)> onStep;
+  /// Checked before every step; true ends training with an error (e.g. after SIGTERM).
+  std::function<bool()> shouldStop;
 };
 
 /// Runs block 0 of `main` once per batch of its train feed. Returns each step's report.

@@ -9,6 +9,7 @@
 #include "ir/verify.h"
 #include "ops/op_registry.h"
 #include "runtime/env.h"
+#include "runtime/signals.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -110,6 +111,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   train.trainerId = id;
   train.trainers = dist.trainers();
   train.onStep = opts.onStep;
+  train.shouldStop = stopRequested;
   auto reports = trainLoop(exec, progs.main, scope, train);
   if (!reports) { // let the pservers stop waiting for us, and say why
     llvm::Error err = addContext(reports.takeError(), "trainer " + std::to_string(id));

@@ -105,6 +105,7 @@ static int runSingle() {
     metrics = exitOnErr(oar::MetricsWriter::open(metricsPath));
   oar::ProgressPrinter progress(outs(), "", logEvery);
   oar::TrainOptions opts;
+  opts.shouldStop = oar::runtime::stopRequested;
   opts.onStep = [&](const oar::StepReport &r) {
     progress.update(r);
     if (metrics)

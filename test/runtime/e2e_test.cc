@@ -242,3 +242,16 @@ TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
   CHECK(llvm::sys::fs::exists(dir + "/saved/fc_0.w_0.npy"));
   CHECK(llvm::sys::fs::exists(dir + "/saved/pserver.0/fc_0.w_0.npy"));
 }
+
+TEST_CASE("SIGINT stops single-machine training between steps", "[e2e][runtime]") {
+  std::string dir = scratchDir("e2e_sigint");
+  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --batch-size=1 --epochs=100000 "
+                            "--format=uci_housing --data=" +
+                                sourceDir() + "/data/uci_housing/housing.data");
+  std::string out =
+      run("cd " + dir + " && (" + binDir() +
+          "/oar-executor --main model/main.pb --startup model/startup.pb > run.log 2>&1 & "
+          "pid=$!; sleep 1; kill -INT $pid; wait $pid; echo \"rc $?\")");
+  CHECK_THAT(out, Contains("rc 1"));
+  CHECK_THAT(readFile(dir + "/run.log"), Contains("stopped by signal before step"));
+}
