@@ -72,12 +72,11 @@ static void pushPull(int64_t bytes) {
                                 pull / rounds * 1e6);
 }
 
-static RecipeSpec mlpSpec(const std::string &images, const std::string &labels, int64_t rows) {
+static RecipeSpec mlpSpec(const std::string &images, const std::string &labels) {
   RecipeSpec s;
   s.model = "mlp", s.in = 784, s.hidden = {512, 256}, s.out = 10;
   s.loss = "softmax_with_cross_entropy", s.optimizer = "sgd", s.lr = 0.01f;
   s.batchSize = 128, s.epochs = 1, s.format = "mnist_idx", s.data = {images, labels};
-  (void)rows;
   return s;
 }
 
@@ -146,8 +145,7 @@ int main() {
   std::string dir = "/usr/share/datasets/fashion-mnist/";
   if (!llvm::sys::fs::exists(dir + "train-images-idx3-ubyte.gz"))
     dir = OAR_BENCH_DIR "/../../shared/data/fashion_mnist/";
-  RecipeSpec spec =
-      mlpSpec(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz", 0);
+  RecipeSpec spec = mlpSpec(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz");
   int64_t rows = 16384;
   llvm::outs() << llvm::formatv("\nMLP 784-512-256-10, batch 128 per trainer, sync SGD, {0} "
                                 "Fashion-MNIST rows\n",

@@ -13,11 +13,6 @@ inline constexpr const char *kGradOpReason = "a gradient op";
 llvm::Error inferSameAsX(InferContext &ctx);
 /// For a grad op: each output slot `S@GRAD` takes the type of input slot `S`, entry by entry.
 llvm::Error inferGradsLikeInputs(InferContext &ctx);
-/// An error naming the op, e.g. "mul: X (x) is f32[2,3] ...".
-template <typename... Ts>
-llvm::Error shapeError(const InferContext &ctx, const char *fmt, Ts &&...vals) {
-  return makeError("{0}", llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
-}
 /// Requires the input's dtype to be a float type.
 llvm::Error requireFloat(const InferContext &ctx, llvm::StringRef slot);
 /// A type from dims and dtype.

@@ -115,9 +115,11 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
       if (!msg)
         return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
                          llvm::toString(msg.takeError()));
-      if (msg->header.kind() == proto::REPLY_ERROR)
+      if (msg->header.kind() == proto::REPLY_ERROR) {
+        lastFailureWasRefusal_ = true;
         return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
                          kindName(r.header.kind()), r.header.var(), msg->header.error());
+      }
       replies.push_back(std::move(*msg));
     }
     return replies;
@@ -137,12 +139,13 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
     for (int attempt = 1;; ++attempt) {
       Timeouts saved = timeouts_;
       timeouts_.reply = std::min(timeouts_.reply, std::chrono::milliseconds(2000));
+      lastFailureWasRefusal_ = false;
       auto reply = roundTrip({{hello, nullptr, ep}}, "connecting");
       timeouts_ = saved;
       if (reply)
         break;
       std::string why = llvm::toString(reply.takeError());
-      if (why.find("refused") != std::string::npos) // a job mismatch: retrying cannot help
+      if (lastFailureWasRefusal_) // a job mismatch: retrying cannot help
         return makeError("{0}", why);
       // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
       if (Connection &c = connections_[ep]; c.socket) {

@@ -68,6 +68,7 @@ private:
   std::vector<std::string> endpoints_;
   Timeouts timeouts_;
   int64_t step_ = 0;
+  bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
   int monitorCount_ = 0;
