@@ -56,6 +56,7 @@ static void pushPull(int64_t bytes) {
   auto start = Clock::now();
   for (int i = 0; i < rounds; ++i)
     exitOnErr(comm.sendVars({{"fc_0.w_0@GRAD", &grad}}, c.pservers));
+  exitOnErr(comm.flush());
   double push = seconds(start);
   Tensor got;
   start = Clock::now();

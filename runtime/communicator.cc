@@ -64,62 +64,85 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
   return llvm::Error::success();
 }
 
+llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
+  zmq::socket_t &s = socketFor(r.endpoint);
+  // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the reply
+  // timeout so a pserver that stopped reading is reported, not waited for forever.
+  auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
+  for (;;) {
+    try {
+      sendMessage(s, r.header, r.tensor);
+      if (r.header.kind() == proto::COMPLETE) // from now on it may leave
+        connections_[r.endpoint].completed = true;
+      return llvm::Error::success();
+    } catch (const zmq::error_t &e) {
+      if (e.num() != EAGAIN || std::chrono::steady_clock::now() > deadline || stopRequested())
+        return makeError("{0}: cannot send to pserver {1} while {2} {3}: {4}", who(), r.endpoint,
+                         what, r.header.var(), e.what());
+    }
+  }
+}
+
+llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *what) {
+  auto start = std::chrono::steady_clock::now();
+  std::optional<std::vector<zmq::message_t>> frames;
+  while (!frames) { // wake up now and then to honour SIGTERM and notice dropped pservers
+    auto left = timeouts_.reply - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::steady_clock::now() - start);
+    if (left.count() <= 0)
+      return makeError("{0}: no reply from pserver {1} in {2} s while {3}{4}; is it running?",
+                       who(), r.endpoint, timeouts_.reply.count() / 1000.0, what,
+                       r.header.var().empty() ? "" : " " + r.header.var());
+    if (stopRequested())
+      return makeError("{0}: stopped by signal while {1}", who(), what);
+    frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
+    if (frames)
+      break;
+    if (llvm::Error err = checkDisconnects(what, r)) {
+      // The reply may have landed just before its sender went away: take it if so.
+      frames = receiveFrames(socketFor(r.endpoint), std::chrono::milliseconds(0));
+      if (!frames)
+        return err;
+      llvm::consumeError(std::move(err));
+    }
+  }
+  connections_[r.endpoint].connected = true;
+  auto msg = decodeMessage(*frames, 0);
+  if (!msg)
+    return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
+                     llvm::toString(msg.takeError()));
+  if (msg->header.kind() == proto::REPLY_ERROR) {
+    lastFailureWasRefusal_ = true;
+    return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
+                     kindName(r.header.kind()), r.header.var(), msg->header.error());
+  }
+  return msg;
+}
+
+llvm::Error Communicator::drainAcks() {
+  // Replies come back in order per pserver, so these precede any later request's reply.
+  for (const Request &r : unacked_)
+    if (auto ack = awaitReply(r, "sending"); !ack) {
+      unacked_.clear();
+      return ack.takeError();
+    }
+  unacked_.clear();
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<Request> &requests,
                                                              const char *what) {
   try {
-    for (const Request &r : requests) {
-      zmq::socket_t &s = socketFor(r.endpoint);
-      // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the
-      // reply timeout so a pserver that stopped reading is reported, not waited for forever.
-      auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
-      for (;;) {
-        try {
-          sendMessage(s, r.header, r.tensor);
-          if (r.header.kind() == proto::COMPLETE) // from now on it may leave
-            connections_[r.endpoint].completed = true;
-          break;
-        } catch (const zmq::error_t &e) {
-          if (e.num() != EAGAIN || std::chrono::steady_clock::now() > deadline || stopRequested())
-            return makeError("{0}: cannot send to pserver {1} while {2} {3}: {4}", who(),
-                             r.endpoint, what, r.header.var(), e.what());
-        }
-      }
-    }
+    if (llvm::Error err = drainAcks())
+      return err;
+    for (const Request &r : requests)
+      if (llvm::Error err = sendRequest(r, what))
+        return err;
     std::vector<Message> replies;
     for (const Request &r : requests) {
-      auto start = std::chrono::steady_clock::now();
-      std::optional<std::vector<zmq::message_t>> frames;
-      while (!frames) { // wake up now and then to honour SIGTERM
-        auto left = timeouts_.reply - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          std::chrono::steady_clock::now() - start);
-        if (left.count() <= 0)
-          return makeError("{0}: no reply from pserver {1} in {2} s while {3}{4}; is it running?",
-                           who(), r.endpoint, timeouts_.reply.count() / 1000.0, what,
-                           r.header.var().empty() ? "" : " " + r.header.var());
-        if (stopRequested())
-          return makeError("{0}: stopped by signal while {1}", who(), what);
-        frames =
-            receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
-        if (frames)
-          break;
-        if (llvm::Error err = checkDisconnects(what, r)) {
-          // The reply may have landed just before its sender went away: take it if so.
-          frames = receiveFrames(socketFor(r.endpoint), std::chrono::milliseconds(0));
-          if (!frames)
-            return err;
-          llvm::consumeError(std::move(err));
-        }
-      }
-      connections_[r.endpoint].connected = true;
-      auto msg = decodeMessage(*frames, 0);
+      auto msg = awaitReply(r, what);
       if (!msg)
-        return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
-                         llvm::toString(msg.takeError()));
-      if (msg->header.kind() == proto::REPLY_ERROR) {
-        lastFailureWasRefusal_ = true;
-        return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
-                         kindName(r.header.kind()), r.header.var(), msg->header.error());
-      }
+        return msg.takeError();
       replies.push_back(std::move(*msg));
     }
     return replies;
@@ -168,12 +191,24 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
 
 llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
                                    const std::vector<std::string> &endpoints, proto::MsgKind kind) {
-  std::vector<Request> reqs;
-  for (size_t i = 0; i < vars.size(); ++i)
-    reqs.push_back(
-        {makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]});
-  auto replies = roundTrip(reqs, "sending");
-  return replies ? llvm::Error::success() : replies.takeError();
+  // Sends without waiting: the acknowledgements are collected before the next request that
+  // needs an answer (a barrier or a recv), which comes before the trainer reuses these buffers.
+  try {
+    for (size_t i = 0; i < vars.size(); ++i) {
+      Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
+      if (llvm::Error err = sendRequest(r, "sending"))
+        return err;
+      r.tensor = nullptr; // the message keeps the buffer alive; the tensor may change
+      unacked_.push_back(std::move(r));
+      // A pserver's ROUTER drops replies past its queue limit (1000): stay well below it.
+      if (unacked_.size() >= kMaxUnacked)
+        if (llvm::Error err = drainAcks())
+          return err;
+    }
+  } catch (const zmq::error_t &e) {
+    return makeError("{0}: ZeroMQ error while sending: {1}", who(), e.what());
+  }
+  return llvm::Error::success();
 }
 
 llvm::Error Communicator::getVars(const std::vector<std::string> &names,

@@ -24,7 +24,9 @@ public:
   /// Connects to every pserver and checks the job matches (retrying with backoff until the
   /// connect timeout). Errors name the endpoint.
   llvm::Error connect(const JobIdentity &job);
-  /// Sends each tensor to its endpoint and waits for every acknowledgement.
+  /// Sends each tensor to its endpoint without waiting; the acknowledgements (and any error a
+  /// pserver reports) are collected by the next barrier, recv or complete. The tensors'
+  /// buffers must not be written before then.
   llvm::Error sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
                        const std::vector<std::string> &endpoints,
                        proto::MsgKind kind = proto::SEND_VAR);
@@ -37,6 +39,9 @@ public:
   /// when it stops because of an error. Errors are reported but every pserver is told.
   llvm::Error complete(const std::string &failure = "");
 
+  /// Waits until every send so far is acknowledged.
+  llvm::Error flush() { return drainAcks(); }
+
   int64_t trainerId() const { return trainerId_; }
   /// The step the next SEND_BARRIER closes; advanced by each SEND_BARRIER.
   int64_t step() const { return step_; }
@@ -48,9 +53,14 @@ private:
     const Tensor *tensor = nullptr;
     std::string endpoint;
   };
-  /// Sends every request, then collects one reply per request (per-endpoint order).
+  /// Collects outstanding acknowledgements, sends every request, then one reply per request.
   llvm::Expected<std::vector<Message>> roundTrip(const std::vector<Request> &requests,
                                                  const char *what);
+  llvm::Error sendRequest(const Request &r, const char *what);
+  /// Waits for the reply to `r` (timeout, signals and dropped pservers end the wait).
+  llvm::Expected<Message> awaitReply(const Request &r, const char *what);
+  /// Waits for the acknowledgements of the sends issued without waiting.
+  llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);
   std::string who() const;
   /// An error if a pserver we still need has closed its connection (e.g. it was killed): a
@@ -71,6 +81,8 @@ private:
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
+  std::vector<Request> unacked_; ///< sends whose acknowledgement is still to be read
+  static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;
 };
 
