@@ -12,8 +12,8 @@ namespace oar {
 using OpFilter = std::function<bool(const proto::Op &)>;
 
 /// Runs programs op by op. Each op's output dims come from its shape inference on the actual
-/// input dims, so kernels find their outputs sized. Kernels are looked up once per
-/// (op, dtype) and cached.
+/// input dims, so kernels find their outputs sized; the kernel is the registry's entry for the
+/// op's (type, device, dtype).
 class Executor {
 public:
   explicit Executor(Device device = Device::Cpu) : device_(device) {}

@@ -49,28 +49,43 @@ bool hasKernel(llvm::StringRef op, Device device) {
   return false;
 }
 
+/// The i-th name of a slot, or nullptr when the slot or entry is absent or unwanted.
+static const std::string *slotName(const proto::Slot *slot, size_t i) {
+  if (!slot || i >= static_cast<size_t>(slot->names_size()) || slot->names(i) == kEmptyVarName)
+    return nullptr;
+  return &slot->names(i);
+}
+
+size_t KernelContext::inputCount(llvm::StringRef slot) const {
+  const proto::Slot *s = findInputSlot(op_, slot);
+  return s ? s->names_size() : 0;
+}
+
+size_t KernelContext::outputCount(llvm::StringRef slot) const {
+  const proto::Slot *s = findOutputSlot(op_, slot);
+  return s ? s->names_size() : 0;
+}
+
 bool KernelContext::hasInput(llvm::StringRef slot, size_t i) const {
-  auto names = opInputs(op_, slot);
-  return i < names.size() && names[i] != kEmptyVarName;
+  return slotName(findInputSlot(op_, slot), i) != nullptr;
 }
 
 const Tensor &KernelContext::input(llvm::StringRef slot, size_t i) const {
-  auto names = opInputs(op_, slot);
-  assert(i < names.size() && "input index out of range");
-  const Tensor *t = scope_.find(names[i]);
+  const std::string *name = slotName(findInputSlot(op_, slot), i);
+  assert(name && "input index out of range");
+  const Tensor *t = scope_.find(*name);
   assert(t && "the executor checks inputs exist before running a kernel");
   return *t;
 }
 
 bool KernelContext::hasOutput(llvm::StringRef slot, size_t i) const {
-  auto names = opOutputs(op_, slot);
-  return i < names.size() && names[i] != kEmptyVarName;
+  return slotName(findOutputSlot(op_, slot), i) != nullptr;
 }
 
 Tensor &KernelContext::output(llvm::StringRef slot, size_t i) {
-  auto names = opOutputs(op_, slot);
-  assert(i < names.size() && names[i] != kEmptyVarName && "output not wanted");
-  return scope_.get(names[i]);
+  const std::string *name = slotName(findOutputSlot(op_, slot), i);
+  assert(name && "output not wanted");
+  return scope_.get(*name);
 }
 
 } // namespace oar

@@ -20,11 +20,11 @@ public:
   const proto::Op &op() const { return op_; }
   const ops::AttrReader &attrs() const { return attrs_; }
   bool hasInput(llvm::StringRef slot, size_t i = 0) const;
-  size_t inputCount(llvm::StringRef slot) const { return opInputs(op_, slot).size(); }
+  size_t inputCount(llvm::StringRef slot) const;
   const Tensor &input(llvm::StringRef slot, size_t i = 0) const;
   /// False when the slot is absent or the entry is kEmptyVarName (an unwanted gradient).
   bool hasOutput(llvm::StringRef slot, size_t i = 0) const;
-  size_t outputCount(llvm::StringRef slot) const { return opOutputs(op_, slot).size(); }
+  size_t outputCount(llvm::StringRef slot) const;
   Tensor &output(llvm::StringRef slot, size_t i = 0);
   Scope &scope() { return scope_; }
   /// The executor's environment for distributed ops (nullptr on a single machine).

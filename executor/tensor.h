@@ -88,13 +88,6 @@ public:
   /// The tensor named `name`, created empty when missing.
   Tensor &get(llvm::StringRef name) { return vars_[name]; }
   void erase(llvm::StringRef name) { vars_.erase(name); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto &e : vars_)
-      out.push_back(e.getKey().str());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
 
 private:
   llvm::StringMap<Tensor> vars_;

@@ -131,12 +131,13 @@ llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &
   return loaded;
 }
 
-llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llvm::StringRef dir) {
+llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llvm::StringRef dir,
+                             bool parametersOnly) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError("{0}: cannot create directory: {1}", dir, ec.message());
   for (const proto::Var &v : main.blocks(0).vars()) {
     const Tensor *t = scope.find(v.name());
-    if (!v.persistable() || !t || !t->initialized())
+    if (!v.persistable() || (parametersOnly && !v.is_parameter()) || !t || !t->initialized())
       continue;
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, v.name() + ".npy");

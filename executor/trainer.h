@@ -40,8 +40,10 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
 /// Returns the names loaded.
 llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &main, Scope &scope,
                                                           llvm::StringRef dir);
-/// Writes every persistable var of `main` held by `scope` as `dir/<var>.npy`.
-llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llvm::StringRef dir);
+/// Writes every persistable var of `main` held by `scope` as `dir/<var>.npy`; with
+/// `parametersOnly`, just the parameters.
+llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llvm::StringRef dir,
+                             bool parametersOnly = false);
 /// Checks a tensor read for `var` against the var's declaration.
 llvm::Error checkAgainstVar(const Tensor &t, const proto::Var &var, llvm::StringRef source);
 

@@ -206,19 +206,29 @@ proto::Op makeOp(llvm::StringRef type, const SlotMap &inputs, const SlotMap &out
   return op;
 }
 
-static std::vector<std::string> slotNames(const google::protobuf::RepeatedPtrField<proto::Slot> &s,
-                                          llvm::StringRef slot) {
+static const proto::Slot *findSlot(const google::protobuf::RepeatedPtrField<proto::Slot> &s,
+                                   llvm::StringRef slot) {
   for (const proto::Slot &x : s)
     if (x.slot() == slot)
-      return {x.names().begin(), x.names().end()};
-  return {};
+      return &x;
+  return nullptr;
+}
+const proto::Slot *findInputSlot(const proto::Op &op, llvm::StringRef slot) {
+  return findSlot(op.inputs(), slot);
+}
+const proto::Slot *findOutputSlot(const proto::Op &op, llvm::StringRef slot) {
+  return findSlot(op.outputs(), slot);
 }
 
+static std::vector<std::string> slotNames(const proto::Slot *s) {
+  return s ? std::vector<std::string>(s->names().begin(), s->names().end())
+           : std::vector<std::string>();
+}
 std::vector<std::string> opInputs(const proto::Op &op, llvm::StringRef slot) {
-  return slotNames(op.inputs(), slot);
+  return slotNames(findInputSlot(op, slot));
 }
 std::vector<std::string> opOutputs(const proto::Op &op, llvm::StringRef slot) {
-  return slotNames(op.outputs(), slot);
+  return slotNames(findOutputSlot(op, slot));
 }
 
 static std::vector<std::string> allNames(const google::protobuf::RepeatedPtrField<proto::Slot> &s) {

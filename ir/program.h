@@ -73,6 +73,9 @@ using AttrList = std::vector<std::pair<std::string, AttrValue>>;
 proto::Op makeOp(llvm::StringRef type, const SlotMap &inputs, const SlotMap &outputs,
                  const AttrList &attrs = {}, OpRole role = proto::FORWARD);
 
+/// An op's input/output slot by name; nullptr when absent. No copy: for hot paths.
+const proto::Slot *findInputSlot(const proto::Op &op, llvm::StringRef slot);
+const proto::Slot *findOutputSlot(const proto::Op &op, llvm::StringRef slot);
 /// The names in an op's input/output slot (empty when the slot is absent).
 std::vector<std::string> opInputs(const proto::Op &op, llvm::StringRef slot);
 std::vector<std::string> opOutputs(const proto::Op &op, llvm::StringRef slot);

@@ -151,4 +151,13 @@ llvm::Error verifyProgram(const proto::Program &prog, llvm::StringRef source) {
   return llvm::Error::success();
 }
 
+llvm::Expected<proto::Program> loadVerifiedProgram(llvm::StringRef path) {
+  auto prog = loadProgram(path);
+  if (!prog)
+    return prog.takeError();
+  if (llvm::Error err = verifyProgram(*prog, path))
+    return err;
+  return prog;
+}
+
 } // namespace oar

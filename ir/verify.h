@@ -9,4 +9,7 @@ namespace oar {
 /// index and type, the slot and the var.
 llvm::Error verifyProgram(const proto::Program &prog, llvm::StringRef source);
 
+/// loadProgram() then verifyProgram(), errors naming the file.
+llvm::Expected<proto::Program> loadVerifiedProgram(llvm::StringRef path);
+
 } // namespace oar

@@ -83,15 +83,16 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
   }
 }
 
-llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *what) {
+llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *what,
+                                                 std::chrono::milliseconds timeout) {
   auto start = std::chrono::steady_clock::now();
   std::optional<std::vector<zmq::message_t>> frames;
   while (!frames) { // wake up now and then to honour SIGTERM and notice dropped pservers
-    auto left = timeouts_.reply - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::steady_clock::now() - start);
+    auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start);
     if (left.count() <= 0)
       return makeError("{0}: no reply from pserver {1} in {2} s while {3}{4}; is it running?",
-                       who(), r.endpoint, timeouts_.reply.count() / 1000.0, what,
+                       who(), r.endpoint, timeout.count() / 1000.0, what,
                        r.header.var().empty() ? "" : " " + r.header.var());
     if (stopRequested())
       return makeError("{0}: stopped by signal while {1}", who(), what);
@@ -122,7 +123,7 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
 llvm::Error Communicator::drainAcks() {
   // Replies come back in order per pserver, so these precede any later request's reply.
   for (const Request &r : unacked_)
-    if (auto ack = awaitReply(r, "sending"); !ack) {
+    if (auto ack = awaitReply(r, "sending", timeouts_.reply); !ack) {
       unacked_.clear();
       return ack.takeError();
     }
@@ -131,7 +132,8 @@ llvm::Error Communicator::drainAcks() {
 }
 
 llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<Request> &requests,
-                                                             const char *what) {
+                                                             const char *what,
+                                                             std::chrono::milliseconds timeout) {
   try {
     if (llvm::Error err = drainAcks())
       return err;
@@ -140,7 +142,7 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
         return err;
     std::vector<Message> replies;
     for (const Request &r : requests) {
-      auto msg = awaitReply(r, what);
+      auto msg = awaitReply(r, what, timeout.count() ? timeout : timeouts_.reply);
       if (!msg)
         return msg.takeError();
       replies.push_back(std::move(*msg));
@@ -160,11 +162,10 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
     auto start = std::chrono::steady_clock::now();
     std::chrono::milliseconds backoff(50);
     for (int attempt = 1;; ++attempt) {
-      Timeouts saved = timeouts_;
-      timeouts_.reply = std::min(timeouts_.reply, std::chrono::milliseconds(2000));
       lastFailureWasRefusal_ = false;
-      auto reply = roundTrip({{hello, nullptr, ep}}, "connecting");
-      timeouts_ = saved;
+      // A short wait per attempt: a HELLO sent before the pserver bound is simply retried.
+      auto reply = roundTrip({{hello, nullptr, ep}}, "connecting",
+                             std::min(timeouts_.reply, std::chrono::milliseconds(2000)));
       if (reply)
         break;
       std::string why = llvm::toString(reply.takeError());

@@ -54,11 +54,14 @@ private:
     std::string endpoint;
   };
   /// Collects outstanding acknowledgements, sends every request, then one reply per request.
+  /// `timeout` 0 means the reply timeout.
   llvm::Expected<std::vector<Message>> roundTrip(const std::vector<Request> &requests,
-                                                 const char *what);
+                                                 const char *what,
+                                                 std::chrono::milliseconds timeout = {});
   llvm::Error sendRequest(const Request &r, const char *what);
   /// Waits for the reply to `r` (timeout, signals and dropped pservers end the wait).
-  llvm::Expected<Message> awaitReply(const Request &r, const char *what);
+  llvm::Expected<Message> awaitReply(const Request &r, const char *what,
+                                     std::chrono::milliseconds timeout);
   /// Waits for the acknowledgements of the sends issued without waiting.
   llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);

@@ -25,20 +25,13 @@ std::string inDir(llvm::StringRef dir, const std::string &file) {
 }
 
 llvm::Expected<NodePrograms> loadPair(const std::string &main, const std::string &startup) {
-  NodePrograms p;
-  auto m = loadProgram(main);
+  auto m = loadVerifiedProgram(main);
   if (!m)
     return m.takeError();
-  auto s = loadProgram(startup);
+  auto s = loadVerifiedProgram(startup);
   if (!s)
     return s.takeError();
-  p.main = std::move(*m);
-  p.startup = std::move(*s);
-  if (llvm::Error err = verifyProgram(p.main, main))
-    return err;
-  if (llvm::Error err = verifyProgram(p.startup, startup))
-    return err;
-  return p;
+  return NodePrograms{std::move(*m), std::move(*s)};
 }
 
 const proto::Op *listenOp(const proto::Program &prog) {
@@ -136,15 +129,10 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
       return eval.takeError();
     testResult = *eval;
   }
-  if (id == 0 && !opts.saveDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(opts.saveDir))
-      return makeError("{0}: cannot create directory: {1}", opts.saveDir, ec.message());
-    for (const proto::Var &v : progs.main.blocks(0).vars())
-      if (v.is_parameter())
-        if (const Tensor *t = scope.find(v.name()))
-          if (llvm::Error err = writeNpy(inDir(opts.saveDir, v.name() + ".npy"), *t))
-            return err;
-  }
+  if (id == 0 && !opts.saveDir.empty())
+    if (llvm::Error err =
+            savePersistables(progs.main, scope, opts.saveDir, /*parametersOnly=*/true))
+      return err;
   return comm.complete();
 }
 

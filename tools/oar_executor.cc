@@ -68,6 +68,38 @@ static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
 
 static ExitOnError exitOnErr("oar-executor: error: ");
 
+/// What every training node shows: progress, the metrics file, and a closing summary.
+class StepOutput {
+public:
+  StepOutput() : progress_(outs(), "", logEvery) {
+    if (!metricsPath.empty())
+      metrics_ = exitOnErr(oar::MetricsWriter::open(metricsPath));
+  }
+  std::function<void(const oar::StepReport &)> callback() {
+    return [this](const oar::StepReport &r) {
+      progress_.update(r);
+      if (metrics_)
+        metrics_->write(r);
+      if (steps_++ == 0)
+        firstLoss_ = r.loss;
+      lastLoss_ = r.loss;
+    };
+  }
+  /// Ends the progress display and prints "<who>trained N steps: first loss .., last loss ..".
+  void summary(const std::string &who) {
+    progress_.finish();
+    if (steps_ > 0)
+      outs() << formatv("{0}trained {1} steps: first loss {2:f6}, last loss {3:f6}\n", who, steps_,
+                        firstLoss_, lastLoss_);
+  }
+
+private:
+  oar::ProgressPrinter progress_;
+  std::unique_ptr<oar::MetricsWriter> metrics_;
+  int64_t steps_ = 0;
+  double firstLoss_ = 0, lastLoss_ = 0;
+};
+
 static void printEval(const oar::EvalResult &eval) {
   outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
   for (const auto &[name, value] : eval.metrics)
@@ -79,10 +111,8 @@ static void printEval(const oar::EvalResult &eval) {
 static int runSingle() {
   if (mainPath.empty() || startupPath.empty())
     exitOnErr(oar::makeError("--main and --startup are required"));
-  oar::proto::Program mainProg = exitOnErr(oar::loadProgram(mainPath));
-  oar::proto::Program startupProg = exitOnErr(oar::loadProgram(startupPath));
-  exitOnErr(oar::verifyProgram(mainProg, mainPath));
-  exitOnErr(oar::verifyProgram(startupProg, startupPath));
+  oar::proto::Program mainProg = exitOnErr(oar::loadVerifiedProgram(mainPath));
+  oar::proto::Program startupProg = exitOnErr(oar::loadVerifiedProgram(startupPath));
   if (!mainProg.dist().role().empty())
     exitOnErr(oar::makeError("{0} is a {1} program of a distributed job; run it with --role or "
                              "through oar-launch",
@@ -100,22 +130,12 @@ static int runSingle() {
     printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
     return 0;
   }
-  std::unique_ptr<oar::MetricsWriter> metrics;
-  if (!metricsPath.empty())
-    metrics = exitOnErr(oar::MetricsWriter::open(metricsPath));
-  oar::ProgressPrinter progress(outs(), "", logEvery);
+  StepOutput output;
   oar::TrainOptions opts;
   opts.shouldStop = oar::runtime::stopRequested;
-  opts.onStep = [&](const oar::StepReport &r) {
-    progress.update(r);
-    if (metrics)
-      metrics->write(r);
-  };
-  auto reports = exitOnErr(oar::trainLoop(exec, mainProg, scope, opts));
-  progress.finish();
-  if (!reports.empty())
-    outs() << formatv("trained {0} steps: first loss {1:f6}, last loss {2:f6}\n", reports.size(),
-                      reports.front().loss, reports.back().loss);
+  opts.onStep = output.callback();
+  exitOnErr(oar::trainLoop(exec, mainProg, scope, opts));
+  output.summary("");
   if (mainProg.has_test_feed() && mainProg.test_feed().columns_size() > 0)
     printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
   if (!saveDir.empty()) {
@@ -163,24 +183,11 @@ int main(int argc, char **argv) {
     exitOnErr(oar::runtime::runPserver(progs, opts));
     return 0;
   }
-  std::unique_ptr<oar::MetricsWriter> metrics;
-  if (!metricsPath.empty())
-    metrics = exitOnErr(oar::MetricsWriter::open(metricsPath));
-  oar::ProgressPrinter progress(outs(), "", logEvery);
-  double firstLoss = 0, lastLoss = 0;
-  int64_t steps = 0;
-  opts.onStep = [&](const oar::StepReport &r) {
-    progress.update(r);
-    if (metrics)
-      metrics->write(r);
-    (steps++ == 0 ? firstLoss : lastLoss) = r.loss;
-    lastLoss = r.loss;
-  };
+  StepOutput output;
+  opts.onStep = output.callback();
   std::optional<oar::EvalResult> eval;
   exitOnErr(oar::runtime::runTrainer(progs, opts, eval));
-  progress.finish();
-  outs() << formatv("trainer {0}: trained {1} steps: first loss {2:f6}, last loss {3:f6}\n",
-                    c.trainerId, steps, firstLoss, lastLoss);
+  output.summary(formatv("trainer {0}: ", c.trainerId).str());
   if (eval)
     printEval(*eval);
   if (!saveDir.empty() && c.trainerId == 0)

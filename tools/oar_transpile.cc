@@ -43,10 +43,8 @@ int main(int argc, char **argv) {
   config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize,
   config.splitMethod = splitMethod;
   exitOnErr(config.validate());
-  auto mainProg = exitOnErr(oar::loadProgram(mainPath));
-  auto startupProg = exitOnErr(oar::loadProgram(startupPath));
-  exitOnErr(oar::verifyProgram(mainProg, mainPath));
-  exitOnErr(oar::verifyProgram(startupProg, startupPath));
+  auto mainProg = exitOnErr(oar::loadVerifiedProgram(mainPath));
+  auto startupProg = exitOnErr(oar::loadVerifiedProgram(startupPath));
   auto result = exitOnErr(oar::transpile(mainProg, startupProg, config));
   exitOnErr(
       oar::writeTranspiled(result, outDir, text, "written by oar-transpile from " + mainPath));

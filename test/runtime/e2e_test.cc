@@ -36,6 +36,26 @@ void makeModel(const std::string &dir, const std::string &args) {
   run(binDir() + "/oar-model " + args + " -o " + dir);
 }
 
+/// fit_a_line on UCI housing (linear 13 -> 1, SGD) with the given hyper-parameter flags.
+void makeFitALine(const std::string &dir, const std::string &args) {
+  makeModel(dir, "--model=linear --in=13 --out=1 " + args + " --format=uci_housing --data=" +
+                     sourceDir() + "/data/uci_housing/housing.data");
+}
+
+/// Runs test/runtime/run_job.sh (2 pservers, 2 trainers on free ports), killing `victim`
+/// `after` seconds in; returns its "<node> <exit status>" lines. Logs go to `out`; the pservers'
+/// ports go to `portsOut` when given.
+std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
+                   const std::string &after, const std::string &flags,
+                   std::vector<int> *portsOut = nullptr) {
+  auto ports = requireValue(runtime::freePorts(2));
+  if (portsOut)
+    *portsOut = ports;
+  return run(sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + model + " " + out + " " +
+             std::to_string(ports[0]) + " " + std::to_string(ports[1]) + " " + victim + " " +
+             after + " " + flags);
+}
+
 /// Params of a single-machine run (batch B) against a 2x2 sync run (batch B/2 per trainer),
 /// from the same initial params.
 void checkSyncEqualsSingle(const std::string &name, const std::string &modelArgs, int batch,
@@ -92,9 +112,7 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
   // loss above 400. GEO is judged on the global model the pservers hold once every trainer has
   // pushed its last delta (saved by the pservers, evaluated with --eval-only).
   std::string dir = scratchDir("e2e_async_geo");
-  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.003 --batch-size=10 --epochs=60 "
-                            "--format=uci_housing --data=" +
-                                sourceDir() + "/data/uci_housing/housing.data");
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=60");
   for (std::string mode : {"async", "geo"}) {
     std::string save = dir + "/" + mode;
     std::string out =
@@ -119,31 +137,20 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
 TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and async finishes",
           "[e2e][runtime][fault]") {
   std::string dir = scratchDir("e2e_kill_trainer");
-  makeModel(dir + "/model",
-            "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=3000 "
-            "--format=uci_housing --data=" +
-                sourceDir() + "/data/uci_housing/housing.data");
-  auto ports = requireValue(runtime::freePorts(2));
-  std::string script = sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/model ";
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
   std::string timeouts =
       " --barrier-timeout-ms 3000 --reply-timeout-ms 6000 --idle-timeout-ms 6000";
 
-  std::string out = run(script + dir + "/sync " + std::to_string(ports[0]) + " " +
-                        std::to_string(ports[1]) + " trainer.1 1.5 --mode sync" + timeouts);
+  std::string out =
+      runJob(dir + "/model", dir + "/sync", "trainer.1", "1.5", "--mode sync" + timeouts);
   INFO(out);
   CHECK_THAT(out, Contains("pserver.0 1") && Contains("pserver.1 1") && Contains("trainer.0 1"));
   CHECK_THAT(readFile(dir + "/sync/pserver.0.log"), Contains("no send_barrier from trainer(s) 1"));
   CHECK_THAT(readFile(dir + "/sync/trainer.0.log"), Contains("no send_barrier from trainer(s) 1"));
 
   // Async: the survivor trains to the end; the pservers report the lost trainer.
-  makeModel(dir + "/short",
-            "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=150 "
-            "--format=uci_housing --data=" +
-                sourceDir() + "/data/uci_housing/housing.data");
-  ports = requireValue(runtime::freePorts(2));
-  script = sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/short ";
-  out = run(script + dir + "/async " + std::to_string(ports[0]) + " " + std::to_string(ports[1]) +
-            " trainer.1 0.5 --mode async" + timeouts);
+  makeFitALine(dir + "/short", "--lr=0.001 --batch-size=10 --epochs=150");
+  out = runJob(dir + "/short", dir + "/async", "trainer.1", "0.5", "--mode async" + timeouts);
   INFO(out);
   CHECK_THAT(out, Contains("trainer.0 0"));
   CHECK_THAT(readFile(dir + "/async/trainer.0.log"), Contains("trainer 0: trained"));
@@ -153,16 +160,12 @@ TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and a
 TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint",
           "[e2e][runtime][fault]") {
   std::string dir = scratchDir("e2e_kill_pserver");
-  makeModel(dir + "/model",
-            "--model=linear --in=13 --out=1 --lr=0.001 --batch-size=10 --epochs=3000 "
-            "--format=uci_housing --data=" +
-                sourceDir() + "/data/uci_housing/housing.data");
-  auto ports = requireValue(runtime::freePorts(2));
-  std::string out =
-      run(sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + dir + "/model " + dir +
-          "/run " + std::to_string(ports[0]) + " " + std::to_string(ports[1]) +
-          " pserver.1 1.5 --mode sync --reply-timeout-ms 3000 --barrier-timeout-ms 3000"
-          " --idle-timeout-ms 6000");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
+  std::vector<int> ports;
+  std::string out = runJob(dir + "/model", dir + "/run", "pserver.1", "1.5",
+                           "--mode sync --reply-timeout-ms 3000 --barrier-timeout-ms 3000"
+                           " --idle-timeout-ms 6000",
+                           &ports);
   INFO(out);
   CHECK_THAT(out, Contains("trainer.0 1") && Contains("trainer.1 1"));
   std::string endpoint = "127.0.0.1:" + std::to_string(ports[1]);
@@ -178,9 +181,7 @@ TEST_CASE("2 pservers and 2 trainers train across four network namespaces",
     return;
   }
   std::string dir = scratchDir("e2e_netns");
-  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.003 --batch-size=10 --epochs=20 "
-                            "--format=uci_housing --data=" +
-                                sourceDir() + "/data/uci_housing/housing.data");
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=20");
   out = run(sourceDir() + "/test/runtime/netns_job.sh " + binDir() + " " + dir + "/model " + dir +
             "/run");
   INFO(out);
@@ -225,9 +226,7 @@ TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runti
 
 TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_dir");
-  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --lr=0.01 --batch-size=20 --epochs=2 "
-                            "--format=uci_housing --data=" +
-                                sourceDir() + "/data/uci_housing/housing.data");
+  makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
   auto port = std::to_string(requireValue(runtime::freePorts(1))[0]);
   run(binDir() + "/oar-transpile --quiet --main " + dir + "/model/main.pb --startup " + dir +
       "/model/startup.pb --trainers 1 --pservers 127.0.0.1:" + port + " -o " + dir + "/dist");
@@ -245,9 +244,7 @@ TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
 
 TEST_CASE("SIGINT stops single-machine training between steps", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_sigint");
-  makeModel(dir + "/model", "--model=linear --in=13 --out=1 --batch-size=1 --epochs=100000 "
-                            "--format=uci_housing --data=" +
-                                sourceDir() + "/data/uci_housing/housing.data");
+  makeFitALine(dir + "/model", "--batch-size=1 --epochs=100000");
   std::string out =
       run("cd " + dir + " && (" + binDir() +
           "/oar-executor --main model/main.pb --startup model/startup.pb > run.log 2>&1 & "
