@@ -1,6 +1,6 @@
 // Parameter update ops: sgd, momentum, adam, adagrad. Each updates in place
 // (ParamOut names the same var as Param); the learning rate is a [1] tensor.
-// The update rules are exactly those in shared/fixtures/README.md.
+// The update rules are exactly those in test/fixtures/README.md.
 #include "ops/common.h"
 
 namespace oar::ops {

@@ -48,7 +48,7 @@ TEST_CASE("mnist_idx reads images scaled to [-1, 1] and i64 labels", "[executor]
   proto::Block b;
   declareVar(b, "img", proto::F32, {-1, 1, 28, 28});
   declareVar(b, "label", proto::I64, {-1, 1});
-  std::string dir = sharedDir() + "/data/mnist/";
+  std::string dir = sourceDir() + "/data/mnist/";
   proto::DataFeed f =
       feed("mnist_idx", {dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz"},
            {"img", "label"}, 32);

@@ -1,4 +1,4 @@
-// Whole training runs against the PyTorch reference trajectories in shared/fixtures/.
+// Whole training runs against the PyTorch reference trajectories in test/fixtures/.
 #include "executor/npy.h"
 #include "executor/trainer.h"
 #include "ir/verify.h"
@@ -34,7 +34,7 @@ static void reproduce(const std::string &name) {
   }
 }
 
-TEST_CASE("every shared fixture is reproduced step by step", "[executor][fixture]") {
+TEST_CASE("every reference fixture is reproduced step by step", "[executor][fixture]") {
   auto names = fixtureNames();
   REQUIRE(names.size() >= 4);
   for (const std::string &name : names) {

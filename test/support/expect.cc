@@ -3,6 +3,9 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 
 #include "llvm/Support/FileSystem.h"
@@ -35,6 +38,19 @@ std::string scratchDir(const std::string &name) {
   return dir;
 }
 
-std::string binDir() { return OAR_BINARY_DIR; }
-std::string sharedDir() { return OAR_SHARED_DIR; }
+std::string binDir() {
+  const char *other = std::getenv("OAR_TEST_BIN_DIR");
+  return other && *other ? other : OAR_BINARY_DIR;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
 std::string sourceDir() { return OAR_SOURCE_DIR; }

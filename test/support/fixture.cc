@@ -8,10 +8,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+std::string fixturesDir() { return sourceDir() + "/test/fixtures"; }
+
 std::vector<std::string> fixtureNames() {
   std::vector<std::string> names;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(sharedDir() + "/fixtures", ec), end; it != end && !ec;
+  for (llvm::sys::fs::directory_iterator it(fixturesDir(), ec), end; it != end && !ec;
        it.increment(ec))
     if (llvm::sys::fs::is_directory(it->path()))
       names.push_back(llvm::sys::path::filename(it->path()).str());
@@ -21,7 +23,7 @@ std::vector<std::string> fixtureNames() {
 
 Fixture loadFixture(const std::string &name) {
   Fixture f;
-  f.dir = sharedDir() + "/fixtures/" + name;
+  f.dir = fixturesDir() + "/" + name;
   auto buf = llvm::MemoryBuffer::getFile(f.dir + "/fixture.json");
   REQUIRE(buf);
   auto json = requireValue(llvm::json::parse((*buf)->getBuffer()));

@@ -1,4 +1,4 @@
-// Reading the PyTorch reference fixtures in shared/fixtures/ and turning them into recipes.
+// Reading the PyTorch reference fixtures in test/fixtures/ and turning them into recipes.
 #pragma once
 
 #include <string>
@@ -16,7 +16,9 @@ struct Fixture {
   int64_t steps = 0;
 };
 
-/// Loads `shared/fixtures/<name>`; FAILs the test on any problem.
+/// The folder holding every fixture: `test/fixtures` in the source tree.
+std::string fixturesDir();
+/// Loads `test/fixtures/<name>`; FAILs the test on any problem.
 Fixture loadFixture(const std::string &name);
 /// Names of all fixture folders, sorted.
 std::vector<std::string> fixtureNames();
