@@ -51,6 +51,8 @@ llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm
     return makeError("append_backward: loss {0} is {1}; it must hold one element (take its mean)",
                      loss, typeString(lossVar->type()));
   llvm::StringSet<> wanted = varsRequiringGrad(block, noGradSet);
+  if (prog.loss().empty()) // the first loss differentiated is the one the trainer reports
+    prog.set_loss(loss.str());
 
   // The forward ops that lie between a var requiring grad and the loss, in program order.
   std::vector<proto::Op> forward(block.ops().begin(), block.ops().end());

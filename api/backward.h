@@ -17,6 +17,7 @@ struct ParamGrad {
 
 /// Appends to block 0 the ops computing `<var>@GRAD` of `loss` for every var on a path from a
 /// trainable parameter to the loss. A var read by several ops gets the sum of their gradients.
+/// Names `loss` as the program's loss when it names none yet.
 /// Vars marked stop_gradient, or in `noGradSet`, get none and stop propagation.
 /// Returns the (param, grad) pairs, sorted by param name.
 llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm::StringRef loss,

@@ -3,10 +3,17 @@
 
 #include <cmath>
 
+#include "executor/data_feed.h"
 #include "ir/error.h"
+#include "ir/verify.h"
 #include "ops/op_registry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 namespace oar {
+
+/// The activations a layer may name (each is an op of that type).
+static constexpr llvm::StringRef kActivations[] = {"relu", "sigmoid", "tanh", "softmax"};
 
 ModelBuilder::ModelBuilder(int64_t seed)
     : main_(newProgram()), startup_(newProgram()), seed_(seed) {}
@@ -16,7 +23,113 @@ std::string ModelBuilder::uniqueLayerName(llvm::StringRef layer) {
   return llvm::formatv("{0}_{1}", layer, n++).str();
 }
 
+void ModelBuilder::fail(llvm::Error err) {
+  std::string text = llvm::toString(std::move(err));
+  if (firstError_.empty())
+    firstError_ = text.empty() ? "model building failed" : text;
+}
+
+llvm::Error ModelBuilder::status() const {
+  if (firstError_.empty())
+    return llvm::Error::success();
+  return makeError("{0}", firstError_);
+}
+
+const proto::Var *ModelBuilder::inputVar(llvm::StringRef layer, llvm::StringRef name) {
+  if (failed())
+    return nullptr;
+  const proto::Var *v = findVar(main_.blocks(0), name);
+  if (!v)
+    fail(makeError("{0}: input var \"{1}\" is not declared", layer, name));
+  return v;
+}
+
+bool ModelBuilder::checkNewName(llvm::StringRef layer, llvm::StringRef name) {
+  if (failed())
+    return false;
+  if (name.empty()) {
+    fail(makeError("{0}: a var needs a name", layer));
+    return false;
+  }
+  if (findVar(main_.blocks(0), name) || findVar(startup_.blocks(0), name)) {
+    fail(makeError("{0}: var \"{1}\" is declared already; names must be unique", layer, name));
+    return false;
+  }
+  return true;
+}
+
+void ModelBuilder::setLoss(llvm::StringRef loss) {
+  if (inputVar("setLoss", loss))
+    main_.set_loss(loss.str());
+}
+
+void ModelBuilder::addMetric(llvm::StringRef metric) {
+  if (inputVar("addMetric", metric))
+    main_.add_metrics(metric.str());
+}
+
+void ModelBuilder::setFeed(const char *which, const FeedSpec &spec, proto::DataFeed &dst) {
+  if (failed())
+    return;
+  proto::DataFeed feed;
+  feed.set_format(spec.format);
+  for (const std::string &f : spec.files)
+    feed.add_files(f);
+  for (const std::string &c : spec.columns)
+    feed.add_columns(c);
+  feed.set_batch_size(spec.batchSize);
+  feed.set_epochs(spec.epochs);
+  feed.set_shuffle(spec.shuffle);
+  feed.set_seed(spec.seed);
+  feed.set_split(spec.split);
+  feed.set_skip_header(spec.skipHeader);
+  feed.set_limit(spec.limit);
+  if (llvm::Error err = checkFeed(feed, main_.blocks(0)))
+    return fail(addContext(std::move(err), which));
+  dst = std::move(feed);
+}
+
+void ModelBuilder::setTrainFeed(const FeedSpec &feed) {
+  setFeed("setTrainFeed", feed, *main_.mutable_train_feed());
+}
+
+void ModelBuilder::setTestFeed(const FeedSpec &feed) {
+  setFeed("setTestFeed", feed, *main_.mutable_test_feed());
+  if (!failed())
+    main_.mutable_test_feed()->set_shuffle(false); // scoring reads the rows once, in order
+}
+
+llvm::Error ModelBuilder::save(llvm::StringRef dir, llvm::StringRef origin, bool alsoText) const {
+  if (llvm::Error err = status())
+    return err;
+  if (llvm::Error err = verifyProgram(main_, "main"))
+    return err;
+  if (llvm::Error err = verifyProgram(startup_, "startup"))
+    return err;
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("{0}: cannot create directory: {1}", dir, ec.message());
+  for (auto [prog, name] : {std::pair{&main_, "main"}, std::pair{&startup_, "startup"}}) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, std::string(name) + ".pb");
+    if (llvm::Error err = saveProgram(*prog, path, origin))
+      return err;
+    if (alsoText) {
+      llvm::sys::path::replace_extension(path, ".pbtxt");
+      if (llvm::Error err = saveProgram(*prog, path, origin))
+        return err;
+    }
+  }
+  return llvm::Error::success();
+}
+
 std::string ModelBuilder::data(llvm::StringRef name, llvm::ArrayRef<int64_t> dims, DType dtype) {
+  if (!checkNewName("data", name))
+    return "";
+  if (llvm::any_of(dims, [](int64_t d) { return d <= 0; })) {
+    fail(makeError("data {0}: dims {1} must be positive (the batch dimension is added)", name,
+                   dimsString(dims)));
+    return "";
+  }
   std::vector<int64_t> full{-1};
   full.insert(full.end(), dims.begin(), dims.end());
   proto::Var &v = declareVar(*main_.mutable_blocks(0), name, dtype, full);
@@ -28,6 +141,8 @@ llvm::Expected<std::vector<std::string>>
 ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
                        const std::vector<std::string> &outputSlots, const AttrList &attrs,
                        llvm::StringRef prefix) {
+  if (llvm::Error err = status())
+    return err;
   const ops::OpSchema *schema = ops::lookupOp(type);
   if (!schema)
     return makeError("unknown op type \"{0}\"", type);
@@ -47,7 +162,7 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
     for (const std::string &v : vars) {
       const proto::Var *decl = findVar(block, v);
       if (!decl)
-        return makeError("{0}: input {1} ({2}) is not declared", type, slot, v);
+        return makeError("{0}: input {1} var \"{2}\" is not declared", type, slot, v);
       ops::VarType t;
       t.dtype = decl->type().dtype();
       t.dims.assign(decl->type().dims().begin(), decl->type().dims().end());
@@ -69,12 +184,22 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
 std::string ModelBuilder::appendLayerOp(llvm::StringRef type, const SlotMap &inputs,
                                         llvm::StringRef outputSlot, const AttrList &attrs,
                                         llvm::StringRef prefix) {
-  llvm::ExitOnError exitOnErr("oar layers: error: ");
-  return exitOnErr(appendOp(type, inputs, {outputSlot.str()}, attrs, prefix))[0];
+  auto outs = appendOp(type, inputs, {outputSlot.str()}, attrs, prefix);
+  if (!outs) {
+    fail(addContext(outs.takeError(), prefix.empty() ? type : prefix));
+    return "";
+  }
+  return (*outs)[0];
 }
 
 std::string ModelBuilder::createParameter(llvm::StringRef name, llvm::ArrayRef<int64_t> dims,
                                           const Initializer &init, int64_t fanIn, int64_t fanOut) {
+  if (!checkNewName("createParameter", name))
+    return "";
+  if (dims.empty() || llvm::any_of(dims, [](int64_t d) { return d <= 0; })) {
+    fail(makeError("parameter {0}: dims {1} must be positive", name, dimsString(dims)));
+    return "";
+  }
   proto::Var &v = declareVar(*main_.mutable_blocks(0), name, proto::F32, dims);
   v.set_persistable(true);
   v.set_is_parameter(true);
@@ -109,6 +234,8 @@ std::string ModelBuilder::createParameter(llvm::StringRef name, llvm::ArrayRef<i
 
 std::string ModelBuilder::createPersistable(llvm::StringRef name, llvm::ArrayRef<int64_t> dims,
                                             float value, DType dtype) {
+  if (!checkNewName("createPersistable", name))
+    return "";
   declareVar(*main_.mutable_blocks(0), name, dtype, dims).set_persistable(true);
   declareVar(*startup_.mutable_blocks(0), name, dtype, dims).set_persistable(true);
   std::vector<int64_t> shape(dims.begin(), dims.end());
@@ -118,14 +245,21 @@ std::string ModelBuilder::createPersistable(llvm::StringRef name, llvm::ArrayRef
   return name.str();
 }
 
-static int64_t dimOf(const proto::Program &p, llvm::StringRef var, int i) {
-  const proto::Var *v = findVar(p.blocks(0), var);
-  assert(v && "layer input must be declared");
-  int rank = v->type().dims_size();
-  return v->type().dims(i < 0 ? rank + i : i);
+/// Records an error unless `act` is "" or a known activation.
+static llvm::Error checkActivation(llvm::StringRef layer, llvm::StringRef act) {
+  if (act.empty() || llvm::is_contained(kActivations, act))
+    return llvm::Error::success();
+  return makeError("{0}: unknown activation \"{1}\" (use relu, sigmoid, tanh, softmax or \"\")",
+                   layer, act);
 }
 
 std::string ModelBuilder::activation(llvm::StringRef x, llvm::StringRef act) {
+  if (llvm::Error err = checkActivation("activation", act)) {
+    fail(std::move(err));
+    return "";
+  }
+  if (!inputVar("activation", x))
+    return "";
   if (act.empty())
     return x.str();
   return appendLayerOp(act, {{"X", {x.str()}}}, "Out", {}, "");
@@ -134,8 +268,19 @@ std::string ModelBuilder::activation(llvm::StringRef x, llvm::StringRef act) {
 std::string ModelBuilder::fc(llvm::StringRef x, int64_t size, llvm::StringRef act,
                              Initializer weightInit) {
   std::string layer = uniqueLayerName("fc");
-  const proto::Var *xv = findVar(main_.blocks(0), x);
-  assert(xv && "fc input must be declared");
+  const proto::Var *xv = inputVar(layer, x);
+  if (!xv)
+    return "";
+  if (size <= 0 || xv->type().dims_size() < 2) {
+    fail(makeError("{0}: size must be positive and the input batched (got size {1}, input {2} "
+                   "of {3})",
+                   layer, size, x, typeString(xv->type())));
+    return "";
+  }
+  if (llvm::Error err = checkActivation(layer, act)) {
+    fail(std::move(err));
+    return "";
+  }
   int64_t in = 1;
   for (int i = 1; i < xv->type().dims_size(); ++i)
     in *= xv->type().dims(i);
@@ -151,6 +296,8 @@ std::string ModelBuilder::fc(llvm::StringRef x, int64_t size, llvm::StringRef ac
 std::string ModelBuilder::embedding(llvm::StringRef ids, int64_t vocab, int64_t width,
                                     bool isSparse, bool isDistributed) {
   std::string layer = uniqueLayerName("embedding");
+  if (!inputVar(layer, ids))
+    return "";
   std::string w = createParameter(layer + ".w_0", {vocab, width}, {}, vocab, width);
   return appendLayerOp("lookup_table", {{"W", {w}}, {"Ids", {ids.str()}}}, "Out",
                        {{"is_sparse", isSparse}, {"is_distributed", isDistributed}}, layer);
@@ -159,7 +306,21 @@ std::string ModelBuilder::embedding(llvm::StringRef ids, int64_t vocab, int64_t 
 std::string ModelBuilder::conv2d(llvm::StringRef input, int64_t numFilters, int64_t filterSize,
                                  int64_t stride, int64_t padding, llvm::StringRef act) {
   std::string layer = uniqueLayerName("conv2d");
-  int64_t channels = dimOf(main_, input, 1);
+  const proto::Var *in = inputVar(layer, input);
+  if (!in)
+    return "";
+  if (in->type().dims_size() != 4 || numFilters <= 0 || filterSize <= 0 || stride <= 0 ||
+      padding < 0) {
+    fail(makeError("{0}: needs an NCHW input and positive sizes (got input {1} of {2}, {3} "
+                   "filters of size {4}, stride {5}, padding {6})",
+                   layer, input, typeString(in->type()), numFilters, filterSize, stride, padding));
+    return "";
+  }
+  if (llvm::Error err = checkActivation(layer, act)) {
+    fail(std::move(err));
+    return "";
+  }
+  int64_t channels = in->type().dims(1);
   // Paddle's default: N(0, 2 / (k*k*C)).
   float stddev = std::sqrt(2.0f / static_cast<float>(filterSize * filterSize * channels));
   std::string w = createParameter(layer + ".w_0", {numFilters, channels, filterSize, filterSize},
@@ -177,6 +338,10 @@ std::string ModelBuilder::conv2d(llvm::StringRef input, int64_t numFilters, int6
 std::string ModelBuilder::pool2d(llvm::StringRef input, int64_t size, llvm::StringRef type,
                                  int64_t stride) {
   std::string layer = uniqueLayerName("pool2d");
+  if (type != "max" && type != "avg") {
+    fail(makeError("{0}: unknown pooling type \"{1}\" (use max or avg)", layer, type));
+    return "";
+  }
   return appendLayerOp("pool2d", {{"X", {input.str()}}}, "Out",
                        {{"pooling_type", type.str()},
                         {"ksize", std::vector<int64_t>{size, size}},
@@ -200,11 +365,15 @@ std::string ModelBuilder::squareErrorCost(llvm::StringRef input, llvm::StringRef
 }
 
 std::string ModelBuilder::softmaxWithCrossEntropy(llvm::StringRef logits, llvm::StringRef label) {
-  llvm::ExitOnError exitOnErr("oar layers: error: ");
-  auto outs = exitOnErr(
+  std::string layer = uniqueLayerName("softmax_with_cross_entropy");
+  auto outs =
       appendOp("softmax_with_cross_entropy", {{"Logits", {logits.str()}}, {"Label", {label.str()}}},
-               {"Softmax", "Loss"}, {}, uniqueLayerName("softmax_with_cross_entropy")));
-  return outs[1];
+               {"Softmax", "Loss"}, {}, layer);
+  if (!outs) {
+    fail(addContext(outs.takeError(), layer));
+    return "";
+  }
+  return (*outs)[1];
 }
 
 std::string ModelBuilder::crossEntropy(llvm::StringRef probs, llvm::StringRef label) {

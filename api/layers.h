@@ -19,8 +19,29 @@ struct Initializer {
   static Initializer normal(float mean, float stddev) { return {Normal, mean, stddev}; }
 };
 
+/// Where a feed's rows come from (DataFeed in ir/program.proto), for ModelBuilder::setTrainFeed
+/// and setTestFeed. Aggregate, so C++20 designated initializers read well:
+/// `m.setTrainFeed({.format = "csv", .files = {"rows.csv"}, .columns = {x, y}, .batchSize = 20})`.
+struct FeedSpec {
+  std::string format;               ///< uci_housing | mnist_idx | npy | csv
+  std::vector<std::string> files;   ///< read in order; relative paths from the working directory
+  std::vector<std::string> columns; ///< the var each column feeds, in the format's column order
+  int64_t batchSize = 32;
+  int64_t epochs = 1;   ///< passes over the rows (a test feed is always read once)
+  bool shuffle = false; ///< reshuffle the rows every epoch, seeded by `seed`
+  int64_t seed = 1;
+  std::string split;       ///< uci_housing: train | test | all (Paddle's 80/20 split)
+  bool skipHeader = false; ///< csv: the first line is a header
+  int64_t limit = 0;       ///< use only the first `limit` rows (0: all)
+};
+
 /// Builds a model. Names follow Paddle: the i-th fc layer owns `fc_i.w_0` and `fc_i.b_0` and
 /// writes `fc_i.tmp_k`. Every method returns the name of the var it produced.
+///
+/// Misuse (an undeclared input, an unknown activation or option, a name declared twice) never
+/// crashes or exits: like TensorFlow's `Scope::status()`, the builder records the first error,
+/// every later call builds nothing and returns "", and `status()`, `save()` and
+/// `Optimizer::minimize()` return that error naming the layer and the var.
 class ModelBuilder {
 public:
   /// `seed` makes every random initializer's seed, so the same model gets the same numbers.
@@ -66,13 +87,36 @@ public:
                                 DType dtype = proto::F32);
 
   /// The loss the trainer reports and metrics it evaluates on the test set.
-  void setLoss(llvm::StringRef loss) { main_.set_loss(loss.str()); }
-  void addMetric(llvm::StringRef metric) { main_.add_metrics(metric.str()); }
+  void setLoss(llvm::StringRef loss);
+  void addMetric(llvm::StringRef metric);
+
+  /// The rows training reads, and the rows the trained model is scored on. The format, the
+  /// files, and that every column names a declared var are checked here.
+  void setTrainFeed(const FeedSpec &feed);
+  void setTestFeed(const FeedSpec &feed);
+
+  /// Success, or the first misuse of this builder (see the class comment).
+  llvm::Error status() const;
+  /// Records `err` as this builder's failure unless one is recorded already. For helpers that
+  /// build layers of their own on top of appendOp().
+  void fail(llvm::Error err);
+  bool failed() const { return !firstError_.empty(); }
+
+  /// Verifies both programs and writes `dir/main.pb` and `dir/startup.pb` (with `alsoText`, the
+  /// `.pbtxt` forms too), creating `dir`. Returns status() first if the builder failed.
+  llvm::Error save(llvm::StringRef dir, llvm::StringRef origin = "written by oar::ModelBuilder",
+                   bool alsoText = false) const;
 
   /// A fresh `<layer>_<i>` prefix (fc_0, fc_1, ...).
   std::string uniqueLayerName(llvm::StringRef layer);
 
 private:
+  /// The var `name` of block 0, or a recorded error naming `layer` and nullptr.
+  const proto::Var *inputVar(llvm::StringRef layer, llvm::StringRef name);
+  /// Records an error unless no var `name` exists yet.
+  bool checkNewName(llvm::StringRef layer, llvm::StringRef name);
+  /// Checks `feed` and stores it in `dst`.
+  void setFeed(const char *which, const FeedSpec &feed, proto::DataFeed &dst);
   /// Like appendOp, for the layers: a bug in a layer, not user input, makes it fail.
   std::string appendLayerOp(llvm::StringRef type, const SlotMap &inputs, llvm::StringRef outputSlot,
                             const AttrList &attrs, llvm::StringRef prefix);
@@ -80,6 +124,7 @@ private:
   int64_t seed_;
   int64_t nextSeed_ = 0;
   std::map<std::string, int> layerCounts_, tmpCounts_;
+  std::string firstError_;
 };
 
 } // namespace oar

@@ -1,6 +1,9 @@
 // The optimizers.
 #include "api/optimizer.h"
 
+#include <cmath>
+
+#include "ir/error.h"
 #include "ir/names.h"
 
 namespace oar {
@@ -8,16 +11,34 @@ namespace oar {
 llvm::Expected<std::vector<ParamGrad>> Optimizer::minimize(ModelBuilder &model,
                                                            llvm::StringRef loss,
                                                            const std::set<std::string> &noGradSet) {
-  auto grads = appendBackward(model.main(), loss, noGradSet);
+  if (llvm::Error err = model.status())
+    return err;
+  if (!(learningRate_ > 0) || !std::isfinite(learningRate_))
+    return makeError("minimize: learning rate {0} must be positive and finite", learningRate_);
+  // A param another optimizer updates already would be updated twice per step.
+  std::set<std::string> updated;
+  for (const proto::Op &op : model.main().blocks(0).ops())
+    if (op.role() == proto::OPTIMIZE)
+      for (const std::string &p : opOutputs(op, "ParamOut"))
+        updated.insert(p);
+  std::set<std::string> skip = noGradSet;
+  skip.insert(updated.begin(), updated.end());
+  auto grads = appendBackward(model.main(), loss, skip);
   if (!grads)
     return grads.takeError();
-  std::string lr = model.createPersistable("learning_rate_0", {1}, learningRate_);
+  if (grads->empty())
+    return makeError("minimize: loss {0} depends on no trainable parameter{1}", loss,
+                     updated.empty() ? "" : " that no other optimizer updates");
+  // Each optimizer owns its learning rate: learning_rate_0, learning_rate_1, ...
+  std::string lr =
+      model.createPersistable(model.uniqueLayerName("learning_rate"), {1}, learningRate_);
   for (const ParamGrad &pg : *grads) {
     proto::Op op = makeUpdate(model, pg, lr);
     op.set_role(proto::OPTIMIZE);
     *model.main().mutable_blocks(0)->add_ops() = std::move(op);
   }
-  model.setLoss(loss);
+  if (llvm::Error err = model.status())
+    return err;
   return grads;
 }
 

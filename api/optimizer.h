@@ -7,13 +7,16 @@
 namespace oar {
 
 /// Base of SGD, Momentum, Adam and Adagrad. The learning rate is a persistable [1] var
-/// (`learning_rate_0`) so pservers and schedules can change it.
+/// (`learning_rate_0`; the next optimizer of the same model gets `learning_rate_1`) so pservers
+/// and schedules can change it. Several optimizers may share a model when each updates its own
+/// parameters (a param updated already is left to its first optimizer).
 class Optimizer {
 public:
   explicit Optimizer(float learningRate) : learningRate_(learningRate) {}
   virtual ~Optimizer() = default;
   /// Appends backward ops for `loss`, then the update ops (role OPTIMIZE) with their state
-  /// created as persistable vars initialised by the startup program.
+  /// created as persistable vars initialised by the startup program. The first loss minimized
+  /// is the one the trainer reports. Returns the model's status() if building it failed.
   llvm::Expected<std::vector<ParamGrad>> minimize(ModelBuilder &model, llvm::StringRef loss,
                                                   const std::set<std::string> &noGradSet = {});
 

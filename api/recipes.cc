@@ -18,19 +18,16 @@ static llvm::Expected<std::unique_ptr<Optimizer>> makeOptimizer(const RecipeSpec
   return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam or adagrad)", s.optimizer);
 }
 
-static void setFeed(proto::DataFeed &feed, const RecipeSpec &s,
-                    const std::vector<std::string> &files, const std::vector<std::string> &columns,
-                    llvm::StringRef split) {
-  feed.set_format(s.format);
-  for (const auto &f : files)
-    feed.add_files(f);
-  for (const auto &c : columns)
-    feed.add_columns(c);
-  feed.set_batch_size(s.batchSize);
-  feed.set_epochs(s.epochs);
-  feed.set_shuffle(s.shuffle);
-  feed.set_seed(s.seed);
-  feed.set_split(split.str());
+static FeedSpec feedOf(const RecipeSpec &s, const std::vector<std::string> &files,
+                       const std::vector<std::string> &columns, llvm::StringRef split) {
+  return {.format = s.format,
+          .files = files,
+          .columns = columns,
+          .batchSize = s.batchSize,
+          .epochs = s.epochs,
+          .shuffle = s.shuffle,
+          .seed = s.seed,
+          .split = split.str()};
 }
 
 llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
@@ -83,13 +80,15 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
   if (!s.format.empty()) {
     if (s.data.empty())
       return makeError("--format {0} needs --data files", s.format);
-    setFeed(*m.main().mutable_train_feed(), s, s.data, {x, label}, "train");
-    if (s.format == "uci_housing")
-      setFeed(*m.main().mutable_test_feed(), s, s.data, {x, label}, "test");
+    bool uci = s.format == "uci_housing"; // its test rows are a split of the same file
+    m.setTrainFeed(feedOf(s, s.data, {x, label}, uci ? "train" : ""));
+    if (uci && s.testData.empty())
+      m.setTestFeed(feedOf(s, s.data, {x, label}, "test"));
     else if (!s.testData.empty())
-      setFeed(*m.main().mutable_test_feed(), s, s.testData, {x, label}, "");
-    m.main().mutable_test_feed()->set_shuffle(false);
+      m.setTestFeed(feedOf(s, s.testData, {x, label}, uci ? "test" : ""));
   }
+  if (llvm::Error err = m.status())
+    return err;
   return m;
 }
 

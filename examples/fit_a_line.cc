@@ -15,18 +15,16 @@ int main(int argc, char **argv) {
   std::string loss = m.mean(m.squareErrorCost(pred, y));
   exitOnErr(oar::SGD(0.01f).minimize(m, loss));
 
-  auto feed = [&](oar::proto::DataFeed *f, const char *split) {
-    f->set_format("uci_housing");
-    f->add_files(data);
-    f->add_columns(x);
-    f->add_columns(y);
-    f->set_batch_size(20);
-    f->set_epochs(20);
-    f->set_split(split);
+  auto feed = [&](const char *split) {
+    return oar::FeedSpec{.format = "uci_housing",
+                         .files = {data},
+                         .columns = {x, y},
+                         .batchSize = 20,
+                         .epochs = 20,
+                         .split = split};
   };
-  feed(m.main().mutable_train_feed(), "train");
-  feed(m.main().mutable_test_feed(), "test");
-  exitOnErr(oar::saveProgram(m.main(), out + "/main.pb", "fit_a_line example"));
-  exitOnErr(oar::saveProgram(m.startup(), out + "/startup.pb", "fit_a_line example"));
+  m.setTrainFeed(feed("train"));
+  m.setTestFeed(feed("test"));
+  exitOnErr(m.save(out, "fit_a_line example"));
   llvm::outs() << "wrote " << out << "/main.pb and " << out << "/startup.pb\n";
 }

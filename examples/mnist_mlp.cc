@@ -19,19 +19,12 @@ int main(int argc, char **argv) {
   m.addMetric(m.accuracy(logits, label));
   exitOnErr(oar::Adam(0.001f).minimize(m, loss));
 
-  auto feed = [&](oar::proto::DataFeed *f, const char *images, const char *labels) {
-    f->set_format("mnist_idx");
-    f->add_files(images);
-    f->add_files(labels);
-    f->add_columns(img);
-    f->add_columns(label);
-    f->set_batch_size(64);
-    f->set_epochs(1);
+  auto feed = [&](const char *images, const char *labels) {
+    return oar::FeedSpec{
+        .format = "mnist_idx", .files = {images, labels}, .columns = {img, label}, .batchSize = 64};
   };
-  feed(m.main().mutable_train_feed(), argv[2], argv[3]);
-  feed(m.main().mutable_test_feed(), argv[4], argv[5]);
-  exitOnErr(oar::saveProgram(m.main(), std::string(argv[1]) + "/main.pb", "mnist_mlp example"));
-  exitOnErr(
-      oar::saveProgram(m.startup(), std::string(argv[1]) + "/startup.pb", "mnist_mlp example"));
+  m.setTrainFeed(feed(argv[2], argv[3]));
+  m.setTestFeed(feed(argv[4], argv[5]));
+  exitOnErr(m.save(argv[1], "mnist_mlp example"));
   llvm::outs() << "wrote " << argv[1] << "/main.pb and startup.pb\n";
 }

@@ -2,10 +2,12 @@
 #include "executor/data_feed.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <zlib.h>
 
+#include "executor/finite_check.h"
 #include "executor/npy.h"
 #include "ir/error.h"
 #include "llvm/ADT/StringExtras.h"
@@ -41,6 +43,9 @@ llvm::Expected<std::vector<std::vector<double>>> readNumberRows(llvm::StringRef 
       double v;
       if (f.trim().getAsDouble(v))
         return makeError("{0}:{1}: malformed row: \"{2}\" is not a number", path, ln + 1, f.trim());
+      if (!std::isfinite(v))
+        return makeError("{0}:{1}: field {2} is {3}; data must be finite", path, ln + 1,
+                         row.size() + 1, f.trim());
       row.push_back(v);
     }
     rows.push_back(std::move(row));
@@ -205,6 +210,23 @@ llvm::Expected<std::vector<Tensor>> readColumns(const proto::DataFeed &feed,
 
 } // namespace
 
+llvm::Error checkFeed(const proto::DataFeed &feed, const proto::Block &block) {
+  if (!llvm::is_contained(kFeedFormats, feed.format()))
+    return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy or csv)",
+                     feed.format());
+  if (feed.files_size() == 0)
+    return makeError("the {0} feed names no data files", feed.format());
+  if (feed.columns_size() == 0)
+    return makeError("the {0} feed names no columns (the vars its columns feed)", feed.format());
+  for (const std::string &c : feed.columns())
+    if (!findVar(block, c))
+      return makeError("data feed column \"{0}\" is not a declared var", c);
+  if (feed.batch_size() <= 0 || feed.epochs() < 0)
+    return makeError("data feed batch size {0} and epochs {1} must be positive", feed.batch_size(),
+                     feed.epochs());
+  return llvm::Error::success();
+}
+
 llvm::Expected<Dataset> loadDataset(const proto::DataFeed &feed, const proto::Block &block) {
   std::vector<const proto::Var *> vars;
   for (const std::string &c : feed.columns()) {
@@ -239,6 +261,10 @@ llvm::Expected<Dataset> loadDataset(const proto::DataFeed &feed, const proto::Bl
     if (t.dtype() != v.type().dtype())
       return makeError("{0}: column for var {1} is {2} but the var is {3}", file, v.name(),
                        dtypeName(t.dtype()), typeString(v.type()));
+    if (std::optional<int64_t> bad = firstNonFinite(t))
+      return makeError("{0}: row {1} of the column for var {2} holds a NaN or inf; data must be "
+                       "finite",
+                       file, *bad / std::max<int64_t>(rowWidth, 1), v.name());
     std::vector<int64_t> dims(v.type().dims().begin(), v.type().dims().end());
     dims[0] = t.dim(0);
     t.reshape(dims);

@@ -14,6 +14,13 @@ struct Dataset {
   int64_t rows = 0;
 };
 
+/// The formats loadDataset reads.
+inline constexpr const char *kFeedFormats[] = {"uci_housing", "mnist_idx", "npy", "csv"};
+
+/// Checks what can be checked without reading the files: a known format, at least one file,
+/// columns naming declared vars of `block`, a positive batch size and epoch count.
+llvm::Error checkFeed(const proto::DataFeed &feed, const proto::Block &block);
+
 /// Reads the feed's files in its format (uci_housing, mnist_idx, npy, csv) and shapes each
 /// column for its var in `block`. Errors name the file (and line, for text formats) and var.
 llvm::Expected<Dataset> loadDataset(const proto::DataFeed &feed, const proto::Block &block);
@@ -29,6 +36,8 @@ public:
   bool next(std::vector<Tensor> &batch, int64_t &epoch);
   /// Batches per epoch for this trainer.
   int64_t batchesPerEpoch() const;
+  /// Whether the batch next() gave last was the last of its epoch.
+  bool atEpochEnd() const { return epoch_ >= 0 && pos_ >= mine_.size(); }
 
 private:
   void startEpoch();

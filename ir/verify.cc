@@ -96,6 +96,25 @@ ops::VarType toVarType(const proto::Var &v) {
   return t;
 }
 
+/// A program that trains (it reads a train feed or seeds a loss gradient) must name its loss,
+/// and the metrics it reports must exist.
+llvm::Error checkLoss(const proto::Program &prog, llvm::StringRef source) {
+  const proto::Block &root = prog.blocks(0);
+  bool trains =
+      prog.train_feed().columns_size() > 0 ||
+      llvm::any_of(root.ops(), [](const proto::Op &op) { return op.role() == proto::LOSS; });
+  if (trains && prog.loss().empty())
+    return makeError("{0}: the program trains but names no loss var; add `loss: \"<var>\"` (the "
+                     "scalar the trainer reports)",
+                     source);
+  if (!prog.loss().empty() && !findVar(root, prog.loss()))
+    return makeError("{0}: loss var {1} is not declared in block 0", source, prog.loss());
+  for (const std::string &m : prog.metrics())
+    if (!findVar(root, m))
+      return makeError("{0}: metric var {1} is not declared in block 0", source, m);
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Error verifyProgram(const proto::Program &prog, llvm::StringRef source) {
@@ -148,7 +167,7 @@ llvm::Error verifyProgram(const proto::Program &prog, llvm::StringRef source) {
       }
     }
   }
-  return llvm::Error::success();
+  return checkLoss(prog, source);
 }
 
 llvm::Expected<proto::Program> loadVerifiedProgram(llvm::StringRef path) {

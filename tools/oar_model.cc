@@ -1,10 +1,9 @@
 // oar-model: writes main.pb and startup.pb for a built-in recipe (linear, mlp, lenet).
 #include "api/recipes.h"
+#include "executor/feed_overrides.h"
 #include "ir/error.h"
-#include "ir/verify.h"
+#include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -47,13 +46,8 @@ static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Requir
                                    cl::cat(category));
 static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(category));
 
-static std::vector<std::string> splitList(StringRef s) {
-  SmallVector<StringRef, 8> parts;
-  s.split(parts, ',', -1, false);
-  return {parts.begin(), parts.end()};
-}
-
 int main(int argc, char **argv) {
+  oar::setToolVersion("oar-model");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "oar-model: write a built-in model as program files\n");
   ExitOnError exitOnErr("oar-model: error: ");
@@ -62,28 +56,16 @@ int main(int argc, char **argv) {
   spec.optimizer = optimizer, spec.lr = lr, spec.momentum = momentum;
   spec.beta1 = beta1, spec.beta2 = beta2, spec.epsilon = epsilon;
   spec.batchSize = batchSize, spec.epochs = epochs, spec.seed = seed, spec.shuffle = shuffleRows;
-  spec.format = dataFormat, spec.data = splitList(data), spec.testData = splitList(testData);
-  for (const std::string &h : splitList(hidden)) {
+  spec.format = dataFormat, spec.data = oar::splitFileList(data),
+  spec.testData = oar::splitFileList(testData);
+  for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;
     if (StringRef(h).getAsInteger(10, v))
       exitOnErr(oar::makeError("--hidden: \"{0}\" is not an integer", h));
     spec.hidden.push_back(v);
   }
   oar::ModelBuilder m = exitOnErr(oar::buildRecipe(spec));
-  exitOnErr(oar::verifyProgram(m.main(), "main"));
-  exitOnErr(oar::verifyProgram(m.startup(), "startup"));
-  if (std::error_code ec = sys::fs::create_directories(outDir))
-    exitOnErr(oar::makeError("{0}: cannot create: {1}", outDir, ec.message()));
-  std::string origin = "written by oar-model --model=" + model;
-  for (auto [prog, name] : {std::pair{&m.main(), "main"}, std::pair{&m.startup(), "startup"}}) {
-    SmallString<256> path(outDir);
-    sys::path::append(path, std::string(name) + ".pb");
-    exitOnErr(oar::saveProgram(*prog, path, origin));
-    if (text) {
-      sys::path::replace_extension(path, ".pbtxt");
-      exitOnErr(oar::saveProgram(*prog, path, origin));
-    }
-  }
+  exitOnErr(m.save(outDir, "written by oar-model --model=" + model, text));
   outs() << "wrote " << outDir << "/main.pb and " << outDir << "/startup.pb ("
          << m.main().blocks(0).ops_size() << " ops)\n";
   return 0;
