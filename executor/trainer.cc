@@ -2,7 +2,9 @@
 #include "executor/trainer.h"
 
 #include <chrono>
+#include <cmath>
 
+#include "executor/finite_check.h"
 #include "executor/npy.h"
 #include "ir/error.h"
 #include "llvm/Support/FileSystem.h"
@@ -25,14 +27,36 @@ static void feedBatch(Scope &scope, const Dataset &ds, std::vector<Tensor> &batc
   }
 }
 
+/// The error for a step whose loss is NaN or inf.
+static llvm::Error nonFiniteLoss(const proto::Program &main, const Scope &scope,
+                                 const StepReport &r) {
+  std::string first = describeFirstNonFinite(main.blocks(0), scope);
+  return makeError("step {0} (epoch {1}): loss {2} is {3}; the first non-finite var is {4}; lower "
+                   "the learning rate or check the data, or pass --allow-nonfinite to go on",
+                   r.step, r.epoch, main.loss(),
+                   std::isnan(r.loss) ? "nan" : (r.loss > 0 ? "inf" : "-inf"),
+                   first.empty() ? main.loss() : first);
+}
+
 llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::Program &main,
                                                   Scope &scope, const TrainOptions &opts) {
   if (!main.has_train_feed() || main.train_feed().columns_size() == 0)
     return makeError("the program has no train feed; build it with a data feed (oar-model "
-                     "--data ... or ModelBuilder)");
+                     "--data ... or ModelBuilder::setTrainFeed)");
+  bool evals = opts.evalEverySteps > 0 || opts.evalEveryEpoch;
+  if (evals && main.test_feed().columns_size() == 0)
+    return makeError("evaluating during training needs a test feed (--test-data or "
+                     "ModelBuilder::setTestFeed)");
   auto ds = loadDataset(main.train_feed(), main.blocks(0));
   if (!ds)
     return ds.takeError();
+  std::optional<Dataset> testRows;
+  if (evals) {
+    auto rows = loadDataset(main.test_feed(), main.blocks(0));
+    if (!rows)
+      return rows.takeError();
+    testRows = std::move(*rows);
+  }
   BatchReader reader(*ds, main.train_feed(), opts.trainerId, opts.trainers);
   std::vector<StepReport> reports;
   std::vector<Tensor> batch;
@@ -53,9 +77,22 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
     r.totalSteps = total;
     r.loss = main.loss().empty() ? 0 : scalarOf(scope, main.loss());
     r.samplesPerSec = secs > 0 ? r.rows / secs : 0;
+    for (const std::string &m : main.metrics())
+      r.metrics.push_back(scalarOf(scope, m));
+    if (opts.stopOnNonFinite && !std::isfinite(r.loss))
+      return nonFiniteLoss(main, scope, r);
     reports.push_back(r);
     if (opts.onStep)
       opts.onStep(r);
+    bool due = (opts.evalEverySteps > 0 && (r.step + 1) % opts.evalEverySteps == 0) ||
+               (opts.evalEveryEpoch && reader.atEpochEnd());
+    if (due) {
+      auto eval = evaluate(exec, main, scope, *testRows, main.test_feed());
+      if (!eval)
+        return addContext(eval.takeError(), llvm::formatv("after step {0}", r.step).str());
+      if (opts.onEval)
+        opts.onEval(r, *eval);
+    }
   }
   return reports;
 }
@@ -65,10 +102,15 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
   auto ds = loadDataset(feed, main.blocks(0));
   if (!ds)
     return ds.takeError();
+  return evaluate(exec, main, scope, *ds, feed);
+}
+
+llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
+                                    const Dataset &rows, const proto::DataFeed &feed) {
   proto::DataFeed once = feed;
   once.set_epochs(1);
   once.set_shuffle(false);
-  BatchReader reader(*ds, once);
+  BatchReader reader(rows, once);
   EvalResult result;
   result.metrics.reserve(main.metrics_size());
   for (const std::string &m : main.metrics())
@@ -77,7 +119,7 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
   int64_t epoch;
   auto forwardOnly = [](const proto::Op &op) { return op.role() == proto::FORWARD; };
   while (reader.next(batch, epoch)) {
-    feedBatch(scope, *ds, batch);
+    feedBatch(scope, rows, batch);
     if (llvm::Error err = exec.run(main, scope, 0, forwardOnly))
       return addContext(std::move(err), "evaluation");
     int64_t n = batch[0].dim(0);
@@ -125,6 +167,8 @@ llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &
       return t.takeError();
     if (llvm::Error err = checkAgainstVar(*t, v, path))
       return err;
+    if (llvm::Error err = checkFinite(*t, path))
+      return err;
     scope.get(v.name()) = std::move(*t);
     loaded.push_back(v.name());
   }
@@ -146,21 +190,5 @@ llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llv
   }
   return llvm::Error::success();
 }
-
-llvm::Expected<std::unique_ptr<MetricsWriter>> MetricsWriter::open(llvm::StringRef path) {
-  FILE *f = std::fopen(path.str().c_str(), "w");
-  if (!f)
-    return makeError("{0}: cannot write metrics: {1}", path, std::strerror(errno));
-  std::fprintf(f, "step,epoch,loss,samples_per_sec\n");
-  return std::unique_ptr<MetricsWriter>(new MetricsWriter(f));
-}
-
-void MetricsWriter::write(const StepReport &r) {
-  std::fprintf(f_, "%lld,%lld,%.9g,%.1f\n", static_cast<long long>(r.step),
-               static_cast<long long>(r.epoch), r.loss, r.samplesPerSec);
-  std::fflush(f_);
-}
-
-MetricsWriter::~MetricsWriter() { std::fclose(f_); }
 
 } // namespace oar

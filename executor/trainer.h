@@ -12,6 +12,14 @@ namespace oar {
 struct StepReport {
   int64_t step = 0, epoch = 0, rows = 0, totalSteps = 0;
   double loss = 0, samplesPerSec = 0;
+  std::vector<double> metrics; ///< the program's metrics on this batch, in declaration order
+};
+
+/// Loss and metrics averaged over a feed's rows (forward ops only).
+struct EvalResult {
+  int64_t rows = 0;
+  double loss = 0;
+  std::vector<std::pair<std::string, double>> metrics;
 };
 
 struct TrainOptions {
@@ -20,24 +28,30 @@ struct TrainOptions {
   std::function<void(const StepReport &)> onStep;
   /// Checked before every step; true ends training with an error (e.g. after SIGTERM).
   std::function<bool()> shouldStop;
+  /// Evaluate the test feed every N steps (0: never) and/or after every epoch; each result
+  /// goes to onEval with the report of the step it followed.
+  int64_t evalEverySteps = 0;
+  bool evalEveryEpoch = false;
+  std::function<void(const StepReport &, const EvalResult &)> onEval;
+  /// A NaN or inf loss ends training with an error naming the step and the first var that
+  /// went non-finite; false trains on.
+  bool stopOnNonFinite = true;
 };
 
 /// Runs block 0 of `main` once per batch of its train feed. Returns each step's report.
 llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::Program &main,
                                                   Scope &scope, const TrainOptions &opts);
 
-/// Loss and metrics averaged over a feed's rows (forward ops only).
-struct EvalResult {
-  int64_t rows = 0;
-  double loss = 0;
-  std::vector<std::pair<std::string, double>> metrics;
-};
+/// Scores the model in `scope` on `feed` (read once, in order).
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
                                     const proto::DataFeed &feed);
+/// The same over rows loaded already (loadDataset of `feed`), for repeated evaluations.
+llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
+                                    const Dataset &rows, const proto::DataFeed &feed);
 
 /// Loads `dir/<var>.npy` for persistable vars of `main`; each must match the var's declared
-/// dtype and shape. Every parameter must have a file; other state (optimizer moments) is optional.
-/// Returns the names loaded.
+/// dtype and shape and hold finite values. Every parameter must have a file; other state (optimizer
+/// moments) is optional. Returns the names loaded.
 llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &main, Scope &scope,
                                                           llvm::StringRef dir);
 /// Writes every persistable var of `main` held by `scope` as `dir/<var>.npy`; with
@@ -46,17 +60,5 @@ llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llv
                              bool parametersOnly = false);
 /// Checks a tensor read for `var` against the var's declaration.
 llvm::Error checkAgainstVar(const Tensor &t, const proto::Var &var, llvm::StringRef source);
-
-/// Appends one CSV row per step (step,epoch,loss,samples_per_sec).
-class MetricsWriter {
-public:
-  static llvm::Expected<std::unique_ptr<MetricsWriter>> open(llvm::StringRef path);
-  void write(const StepReport &r);
-  ~MetricsWriter();
-
-private:
-  explicit MetricsWriter(FILE *f) : f_(f) {}
-  FILE *f_;
-};
 
 } // namespace oar

@@ -91,9 +91,11 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
     auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - start);
     if (left.count() <= 0)
-      return makeError("{0}: no reply from pserver {1} in {2} s while {3}{4}; is it running?",
-                       who(), r.endpoint, timeout.count() / 1000.0, what,
-                       r.header.var().empty() ? "" : " " + r.header.var());
+      return makeError(
+          "{0}: no reply from pserver {1} in {2:f2} s while {3}{4}; is it running?", who(),
+          r.endpoint,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), what,
+          r.header.var().empty() ? "" : " " + r.header.var());
     if (stopRequested())
       return makeError("{0}: stopped by signal while {1}", who(), what);
     frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
@@ -163,9 +165,13 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
     std::chrono::milliseconds backoff(50);
     for (int attempt = 1;; ++attempt) {
       lastFailureWasRefusal_ = false;
-      // A short wait per attempt: a HELLO sent before the pserver bound is simply retried.
-      auto reply = roundTrip({{hello, nullptr, ep}}, "connecting",
-                             std::min(timeouts_.reply, std::chrono::milliseconds(2000)));
+      // A short wait per attempt (a HELLO sent before the pserver bound is simply retried),
+      // never past the connect timeout.
+      auto left = timeouts_.connect - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - start);
+      auto wait = std::min({timeouts_.reply, std::chrono::milliseconds(2000),
+                            std::max(left, std::chrono::milliseconds(50))});
+      auto reply = roundTrip({{hello, nullptr, ep}}, "connecting", wait);
       if (reply)
         break;
       std::string why = llvm::toString(reply.takeError());
@@ -180,9 +186,9 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
       connections_.erase(ep);
       auto waited = std::chrono::steady_clock::now() - start;
       if (waited > timeouts_.connect || stopRequested())
-        return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3} s; is it "
+        return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3:f2} s; is it "
                          "running and is the address right?",
-                         who(), ep, attempt, timeouts_.connect.count() / 1000.0);
+                         who(), ep, attempt, std::chrono::duration<double>(waited).count());
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }

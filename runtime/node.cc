@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "executor/finite_check.h"
 #include "executor/npy.h"
 #include "ir/error.h"
 #include "ir/names.h"
@@ -100,7 +101,9 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   Scope scope;
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), "trainer " + std::to_string(id) + " startup");
-  TrainOptions train;
+  TrainOptions train = opts.train;
+  if (id != 0) // trainer 0 scores the model, as it does at the end
+    train.evalEverySteps = 0, train.evalEveryEpoch = false;
   train.trainerId = id;
   train.trainers = dist.trainers();
   train.onStep = opts.onStep;
@@ -152,6 +155,8 @@ static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &liste
       whole[params[i]] = std::move(*t);
     }
     const Tensor &src = whole[params[i]];
+    if (llvm::Error err = checkFinite(src, path))
+      return err;
     const proto::Var *v = findVar(prog.blocks(0), blocks[i]);
     llvm::ArrayRef<int64_t> dims = dimsOf(v->type());
     int64_t width = numElements(dims.drop_front()), rows = dims[0];

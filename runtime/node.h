@@ -18,6 +18,8 @@ struct NodeOptions {
   std::string loadDir, saveDir, metricsPath;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
+  /// A trainer's evaluation (trainer 0 only) and NaN handling; runTrainer sets the rest.
+  TrainOptions train;
 };
 
 /// The programs one node runs.

@@ -303,15 +303,16 @@ struct PserverLoop::Impl {
   /// Checks the timeouts; an error ends the loop.
   llvm::Error checkTimeouts() {
     auto now = Clock::now();
-    auto secs = [](std::chrono::milliseconds ms) { return ms.count() / 1000.0; };
+    // The time actually waited, which a slow loop turn can make exceed the timeout.
+    auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
     if (mode == "sync" && roundWaitStart && now - *roundWaitStart > opts.timeouts.barrier) {
       std::vector<int64_t> missing;
       for (int64_t t = 0; t < fanin; ++t)
         if (live(t) && barrierRound[t] <= optimizedRounds)
           missing.push_back(t);
-      return failAll(llvm::formatv("sync barrier of step {0} timed out after {1} s: no "
+      return failAll(llvm::formatv("sync barrier of step {0} timed out after {1:f2} s: no "
                                    "send_barrier from trainer(s) {2}",
-                                   optimizedRounds, secs(opts.timeouts.barrier),
+                                   optimizedRounds, secs(now - *roundWaitStart),
                                    listTrainers(missing))
                          .str());
     }
@@ -320,9 +321,9 @@ struct PserverLoop::Impl {
         if (live(t) && now - lastSeen[t] > opts.timeouts.barrier &&
             now - lastActivity < opts.timeouts.barrier) {
           lost[t] = true;
-          log(llvm::formatv("trainer {0} sent nothing for {1} s while others trained; treating it "
-                            "as lost",
-                            t, secs(opts.timeouts.barrier))
+          log(llvm::formatv("trainer {0} sent nothing for {1:f2} s while others trained; "
+                            "treating it as lost",
+                            t, secs(now - lastSeen[t]))
                   .str());
         }
     }
@@ -331,9 +332,9 @@ struct PserverLoop::Impl {
       for (int64_t t = 0; t < fanin; ++t)
         if (live(t))
           waiting.push_back(t);
-      return failAll(llvm::formatv("no message from any trainer in {0} s; still waiting for "
+      return failAll(llvm::formatv("no message from any trainer in {0:f2} s; still waiting for "
                                    "trainer(s) {1}",
-                                   secs(opts.timeouts.idle), listTrainers(waiting))
+                                   secs(now - lastActivity), listTrainers(waiting))
                          .str());
     }
     return llvm::Error::success();

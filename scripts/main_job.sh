@@ -10,5 +10,5 @@ rm -rf "$out" && mkdir -p "$out"
 build/oar-model --model=linear --in=13 --out=1 --loss=square_error_cost --optimizer=sgd \
   --lr=0.01 --batch-size=10 --epochs=30 --format=uci_housing \
   --data=data/uci_housing/housing.data -o "$out/model"
-build/oar-launch --server_num=2 --worker_num=2 --mode=sync --save "$out/params" --timeout 600 \
+build/oar-launch --server-num=2 --worker-num=2 --mode=sync --save "$out/params" --timeout 600 \
   "$out/model" -- --log-every 126

@@ -2,12 +2,15 @@
 // Paddle's PADDLE_* variables or from TF_CONFIG) it is a trainer or a pserver of a job. Given a
 // single-machine main/startup it transpiles in-process for its role, so every node runs the same
 // command line; given --dir it runs the transpiled file for its role.
+#include "executor/feed_overrides.h"
+#include "executor/metrics_writer.h"
 #include "executor/npy.h"
 #include "executor/progress.h"
 #include "executor/trainer.h"
 #include "ir/verify.h"
 #include "runtime/node.h"
 #include "runtime/signals.h"
+#include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,8 +27,29 @@ static cl::opt<std::string>
             cl::cat(category));
 static cl::opt<std::string> saveDir("save", cl::desc("save persistables as DIR/<var>.npy"),
                                     cl::cat(category));
-static cl::opt<std::string> metricsPath("metrics", cl::desc("write per-step metrics CSV"),
-                                        cl::cat(category));
+static cl::opt<std::string>
+    metricsPath("metrics",
+                cl::desc("write a CSV of every step's loss and metrics (and test evaluations); "
+                         "trainer i of several writes FILE with .traineri before the extension"),
+                cl::cat(category));
+static cl::opt<std::string>
+    evalEvery("eval-every",
+              cl::desc("evaluate the test feed every N steps, or every `epoch` (trainer 0)"),
+              cl::cat(category));
+static cl::opt<bool>
+    allowNonFinite("allow-nonfinite",
+                   cl::desc("train on after a NaN or inf loss instead of stopping"),
+                   cl::cat(category));
+
+static cl::OptionCategory dataCategory("data (overrides the program's feed)");
+static cl::opt<std::string> data("data", cl::desc("train data files, comma separated"),
+                                 cl::cat(dataCategory));
+static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"),
+                                     cl::cat(dataCategory));
+static cl::opt<int64_t> epochs("epochs", cl::desc("passes over the train data"),
+                               cl::cat(dataCategory));
+static cl::opt<int64_t> batchSize("batch-size", cl::desc("rows per step (per trainer)"),
+                                  cl::cat(dataCategory));
 static cl::opt<bool>
     evalOnly("eval-only",
              cl::desc("skip training: evaluate the test feed (with --load, a checkpoint)"),
@@ -68,21 +92,64 @@ static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
 
 static ExitOnError exitOnErr("oar-executor: error: ");
 
-/// What every training node shows: progress, the metrics file, and a closing summary.
+static void printEval(const oar::EvalResult &eval) {
+  outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
+  for (const auto &[name, value] : eval.metrics)
+    outs() << formatv(", {0} {1:f4}", name, value);
+  outs() << "\n";
+}
+
+/// The --data, --test-data, --epochs and --batch-size given, if any.
+static oar::FeedOverrides feedOverrides() {
+  oar::FeedOverrides o;
+  o.data = oar::splitFileList(data);
+  o.testData = oar::splitFileList(testData);
+  if (epochs.getNumOccurrences())
+    o.epochs = epochs;
+  if (batchSize.getNumOccurrences())
+    o.batchSize = batchSize;
+  return o;
+}
+
+/// --eval-every as TrainOptions fields.
+static void setEvalEvery(oar::TrainOptions &opts) {
+  opts.stopOnNonFinite = !allowNonFinite;
+  if (evalEvery.empty())
+    return;
+  if (evalEvery == "epoch")
+    opts.evalEveryEpoch = true;
+  else if (StringRef(evalEvery).getAsInteger(10, opts.evalEverySteps) || opts.evalEverySteps <= 0)
+    exitOnErr(
+        oar::makeError("--eval-every \"{0}\" must be a positive step count or epoch", evalEvery));
+}
+
+/// What every training node shows: progress, the metrics file, evaluations and a summary.
 class StepOutput {
 public:
-  StepOutput() : progress_(outs(), "", logEvery) {
-    if (!metricsPath.empty())
-      metrics_ = exitOnErr(oar::MetricsWriter::open(metricsPath));
+  StepOutput(const oar::proto::Program &main, int64_t trainerId, int64_t trainers)
+      : progress_(outs(), "", logEvery) {
+    if (!metricsPath.empty()) {
+      std::vector<std::string> names(main.metrics().begin(), main.metrics().end());
+      metrics_ = exitOnErr(
+          oar::MetricsWriter::open(oar::metricsPathFor(metricsPath, trainerId, trainers), names));
+    }
   }
   std::function<void(const oar::StepReport &)> callback() {
     return [this](const oar::StepReport &r) {
       progress_.update(r);
       if (metrics_)
-        metrics_->write(r);
+        metrics_->writeStep(r);
       if (steps_++ == 0)
         firstLoss_ = r.loss;
       lastLoss_ = r.loss;
+    };
+  }
+  std::function<void(const oar::StepReport &, const oar::EvalResult &)> evalCallback() {
+    return [this](const oar::StepReport &r, const oar::EvalResult &eval) {
+      outs() << formatv("after step {0}: ", r.step);
+      printEval(eval);
+      if (metrics_)
+        metrics_->writeEval(r, eval);
     };
   }
   /// Ends the progress display and prints "<who>trained N steps: first loss .., last loss ..".
@@ -100,18 +167,12 @@ private:
   double firstLoss_ = 0, lastLoss_ = 0;
 };
 
-static void printEval(const oar::EvalResult &eval) {
-  outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
-  for (const auto &[name, value] : eval.metrics)
-    outs() << formatv(", {0} {1:f4}", name, value);
-  outs() << "\n";
-}
-
 /// Single machine: startup, optional --load, train, test, optional --save.
 static int runSingle() {
   if (mainPath.empty() || startupPath.empty())
     exitOnErr(oar::makeError("--main and --startup are required"));
   oar::proto::Program mainProg = exitOnErr(oar::loadVerifiedProgram(mainPath));
+  exitOnErr(oar::applyFeedOverrides(mainProg, feedOverrides(), mainPath));
   oar::proto::Program startupProg = exitOnErr(oar::loadVerifiedProgram(startupPath));
   if (!mainProg.dist().role().empty())
     exitOnErr(oar::makeError("{0} is a {1} program of a distributed job; run it with --role or "
@@ -130,10 +191,12 @@ static int runSingle() {
     printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
     return 0;
   }
-  StepOutput output;
+  StepOutput output(mainProg, 0, 1);
   oar::TrainOptions opts;
   opts.shouldStop = oar::runtime::stopRequested;
   opts.onStep = output.callback();
+  opts.onEval = output.evalCallback();
+  setEvalEvery(opts);
   exitOnErr(oar::trainLoop(exec, mainProg, scope, opts));
   output.summary("");
   if (mainProg.has_test_feed() && mainProg.test_feed().columns_size() > 0)
@@ -146,7 +209,8 @@ static int runSingle() {
 }
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions({&category, &jobCategory});
+  oar::setToolVersion("oar-executor");
+  cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
   oar::runtime::installStopHandlers();
   oar::runtime::NodeOptions opts;
@@ -183,8 +247,12 @@ int main(int argc, char **argv) {
     exitOnErr(oar::runtime::runPserver(progs, opts));
     return 0;
   }
-  StepOutput output;
+  exitOnErr(oar::applyFeedOverrides(progs.main, feedOverrides(),
+                                    formatv("trainer {0}'s program", c.trainerId).str()));
+  StepOutput output(progs.main, c.trainerId, c.trainers);
   opts.onStep = output.callback();
+  setEvalEvery(opts.train);
+  opts.train.onEval = output.evalCallback();
   std::optional<oar::EvalResult> eval;
   exitOnErr(oar::runtime::runTrainer(progs, opts, eval));
   output.summary(formatv("trainer {0}: ", c.trainerId).str());

@@ -1,6 +1,7 @@
 // oar-launch: a local distributed job in one command.
 #include "runtime/launcher.h"
 #include "runtime/signals.h"
+#include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -9,10 +10,15 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-launch options");
-static cl::opt<int> serverNum("server_num", cl::desc("number of pservers"), cl::init(2),
+static cl::opt<int> serverNum("server-num", cl::desc("number of pservers"), cl::init(2),
                               cl::cat(category));
-static cl::opt<int> workerNum("worker_num", cl::desc("number of trainers"), cl::init(2),
+static cl::opt<int> workerNum("worker-num", cl::desc("number of trainers"), cl::init(2),
                               cl::cat(category));
+// Paddle's fleetrun spells these with underscores; oar tools use hyphens everywhere.
+static cl::alias serverNumAlias("server_num", cl::aliasopt(serverNum), cl::Hidden,
+                                cl::cat(category));
+static cl::alias workerNumAlias("worker_num", cl::aliasopt(workerNum), cl::Hidden,
+                                cl::cat(category));
 static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
                                  cl::cat(category));
 static cl::opt<std::string> loadDir("load", cl::desc("pservers start from DIR/<param>.npy"),
@@ -25,13 +31,29 @@ static cl::opt<int64_t> timeoutSec("timeout", cl::desc("stop everything after N 
 static cl::opt<std::string> executor("executor",
                                      cl::desc("path of oar-executor (default: beside oar-launch)"),
                                      cl::cat(category));
+static cl::OptionCategory dataCategory("data (overrides the program's feed on every trainer)");
+static cl::opt<std::string> data("data", cl::desc("train data files, comma separated"),
+                                 cl::cat(dataCategory));
+static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"),
+                                     cl::cat(dataCategory));
+static cl::opt<std::string> epochs("epochs", cl::desc("passes over the train data"),
+                                   cl::cat(dataCategory));
+static cl::opt<std::string> batchSize("batch-size", cl::desc("rows per step, per trainer"),
+                                      cl::cat(dataCategory));
+static cl::opt<std::string>
+    metrics("metrics", cl::desc("each trainer writes FILE with .traineri before the extension"),
+            cl::cat(dataCategory));
+static cl::opt<std::string> evalEvery("eval-every",
+                                      cl::desc("trainer 0 evaluates every N steps or `epoch`"),
+                                      cl::cat(dataCategory));
 static cl::opt<std::string> modelDir(cl::Positional, cl::desc("MODEL_DIR (main.pb, startup.pb)"),
                                      cl::Required, cl::cat(category));
 static cl::list<std::string> nodeArgs(cl::ConsumeAfter,
                                       cl::desc("-- <oar-executor flags for every node>"));
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
+  oar::setToolVersion("oar-launch");
+  cl::HideUnrelatedOptions({&category, &dataCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-launch: run pservers and trainers on 127.0.0.1\n");
   oar::runtime::installStopHandlers();
   oar::runtime::LaunchOptions opts;
@@ -41,6 +63,10 @@ int main(int argc, char **argv) {
   opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
   if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
     opts.extraArgs.erase(opts.extraArgs.begin());
+  // Passed on to every node; oar-executor checks the values.
+  for (cl::opt<std::string> *flag : {&data, &testData, &epochs, &batchSize, &metrics, &evalEvery})
+    if (flag->getNumOccurrences())
+      opts.extraArgs.push_back(("--" + flag->ArgStr + "=" + flag->getValue()).str());
   if (executor.empty()) {
     std::string self = sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&main));
     SmallString<256> path(sys::path::parent_path(self));

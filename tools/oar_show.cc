@@ -1,5 +1,6 @@
 // oar-show: one line per op for people and diffs; --dot draws Graphviz.
 #include "ir/listing.h"
+#include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -12,6 +13,7 @@ static cl::opt<bool> dot("dot", cl::desc("write Graphviz instead of a listing"),
 static cl::opt<bool> vars("vars", cl::desc("list vars before ops"), cl::cat(category));
 
 int main(int argc, char **argv) {
+  oar::setToolVersion("oar-show");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "oar-show: list or draw oar programs\n");
   ExitOnError exitOnErr("oar-show: error: ");

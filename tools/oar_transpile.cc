@@ -1,5 +1,6 @@
 // oar-transpile: rewrites a single-machine program for N trainers and M pservers.
 #include "ir/verify.h"
+#include "tools/tool_version.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,20 +21,30 @@ static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints hos
                                      cl::Required, cl::cat(category));
 static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
                                  cl::cat(category));
-static cl::opt<int64_t> geoKSteps("geo_k_steps", cl::desc("GEO: steps between syncs"),
+static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
                                   cl::init(100), cl::cat(category));
-static cl::opt<bool> sliceVarUp("slice_var_up", cl::desc("cut big params into blocks"),
+static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"),
                                 cl::init(true), cl::cat(category));
-static cl::opt<int64_t> minBlockSize("min_block_size", cl::desc("smallest block, in elements"),
+static cl::opt<int64_t> minBlockSize("min-block-size", cl::desc("smallest block, in elements"),
                                      cl::init(8192), cl::cat(category));
-static cl::opt<std::string> splitMethod("split_method", cl::desc("round_robin | hash_name"),
+static cl::opt<std::string> splitMethod("split-method", cl::desc("round_robin | hash_name"),
                                         cl::init("round_robin"), cl::cat(category));
 static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required,
                                    cl::cat(category));
 static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(category));
+// Paddle spells these with underscores; oar tools use hyphens everywhere.
+static cl::alias geoKStepsAlias("geo_k_steps", cl::aliasopt(geoKSteps), cl::Hidden,
+                                cl::cat(category));
+static cl::alias sliceVarUpAlias("slice_var_up", cl::aliasopt(sliceVarUp), cl::Hidden,
+                                 cl::cat(category));
+static cl::alias minBlockSizeAlias("min_block_size", cl::aliasopt(minBlockSize), cl::Hidden,
+                                   cl::cat(category));
+static cl::alias splitMethodAlias("split_method", cl::aliasopt(splitMethod), cl::Hidden,
+                                  cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("do not print the plan"), cl::cat(category));
 
 int main(int argc, char **argv) {
+  oar::setToolVersion("oar-transpile");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "oar-transpile: write trainer and pserver programs\n");
   ExitOnError exitOnErr("oar-transpile: error: ");

@@ -16,13 +16,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string run(const std::string &cmd) {
   std::string out;
   int rc = runCommand(cmd, out);
@@ -66,7 +59,7 @@ void checkSyncEqualsSingle(const std::string &name, const std::string &modelArgs
   run(binDir() + "/oar-executor --main " + dir + "/single/main.pb --startup " + dir +
       "/single/startup.pb --load " + init + " --save " + dir + "/single_out");
   std::string out =
-      run(binDir() + "/oar-launch --server_num=2 --worker_num=2 --mode=sync --timeout=300 --load " +
+      run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync --timeout=300 --load " +
           init + " --save " + dir + "/dist_out " + dir + "/dist");
   CHECK_THAT(out, Contains("all 4 nodes finished"));
   for (const std::string &p : params) {
@@ -116,7 +109,7 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
   for (std::string mode : {"async", "geo"}) {
     std::string save = dir + "/" + mode;
     std::string out =
-        run(binDir() + "/oar-launch --server_num=2 --worker_num=2 --timeout=300 --mode=" + mode +
+        run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 --mode=" + mode +
             " --save " + save + " " + dir + "/model -- --geo-k-steps 10");
     INFO(mode << "\n" << out);
     size_t first = out.find("first loss ");
@@ -198,7 +191,7 @@ TEST_CASE("oar-launch stops every node when one fails and shows its last lines",
                                 dir + "/missing.csv");
   std::string out;
   int rc = runCommand(
-      binDir() + "/oar-launch --server_num=2 --worker_num=2 --timeout=60 " + dir + "/model", out);
+      binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=60 " + dir + "/model", out);
   INFO(out);
   CHECK(rc == 1);
   CHECK_THAT(out, Contains("oar-launch: error: trainer.") && Contains("failed (exit status 1)") &&

@@ -10,17 +10,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void writeFile(const std::string &path, const std::string &text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 std::string replaceOnce(std::string s, const std::string &from, const std::string &to) {
   size_t at = s.find(from);
   REQUIRE(at != std::string::npos);
@@ -142,14 +131,14 @@ TEST_CASE("oar-executor trains fit_a_line, writes metrics and a numpy checkpoint
   REQUIRE(rc == 0);
   CHECK_THAT(out, Contains("test: 102 rows, loss"));
   std::string csv = readFile(dir + "/m.csv");
-  CHECK(llvm::StringRef(csv).startswith("step,epoch,loss,samples_per_sec\n0,0,"));
+  CHECK(llvm::StringRef(csv).startswith("step,epoch,phase,loss,samples_per_sec\n0,0,train,"));
   CHECK(llvm::StringRef(csv).count('\n') == 211); // header + 21 steps x 10 epochs
   CHECK(readFile(dir + "/ckpt/fc_0.w_0.npy").substr(1, 5) == "NUMPY");
 }
 
 TEST_CASE("the C++ examples write programs that verify and train", "[tools]") {
   std::string dir = scratchDir("examples");
-  std::string out, mnist = sharedDir() + "/data/mnist/";
+  std::string out, mnist = sourceDir() + "/data/mnist/";
   REQUIRE(runCommand(binDir() + "/example_fit_a_line " + dir + " " + sourceDir() +
                          "/data/uci_housing/housing.data",
                      out) == 0);

@@ -45,13 +45,6 @@ std::vector<std::string> opTypes(const proto::Block &b) {
   return t;
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 /// Checks the trainer program against the rewrite the issue describes.
 void checkTrainerShape(const proto::Program &single, const TranspileResult &r) {
   const DistributePlan &plan = r.plan;
