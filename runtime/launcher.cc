@@ -13,6 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "executor/threads.h"
 #include "ir/error.h"
 #include "runtime/signals.h"
 #include "llvm/ADT/StringExtras.h"
@@ -152,6 +153,16 @@ llvm::Error launch(const LaunchOptions &opts) {
       {"PADDLE_PSERVERS_IP_PORT_LIST", list},
       {"PADDLE_PSERVER_IPS", "127.0.0.1"},
       {"PADDLE_TRAINERS", std::to_string(opts.workers)}};
+  // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
+  bool threadsGiven = llvm::any_of(opts.extraArgs, [](const std::string &a) {
+    return llvm::StringRef(a).startswith("--num-threads");
+  });
+  auto withThreads = [&](std::vector<std::string> args, int n) {
+    if (!threadsGiven)
+      args.push_back("--num-threads=" + std::to_string(std::max(1, n)));
+    return args;
+  };
+  int trainerThreads = opts.trainerThreads > 0 ? opts.trainerThreads : usableCores() / opts.workers;
   for (int i = 0; i < opts.servers; ++i) {
     auto env = base;
     env.insert(env.end(), {{"PADDLE_TRAINING_ROLE", "PSERVER"},
@@ -163,7 +174,7 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.insert(args.end(), {"--load", opts.loadDir});
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
-    start("pserver." + std::to_string(i), args, env);
+    start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads), env);
   }
   for (int i = 0; i < opts.workers; ++i) {
     auto env = base;
@@ -172,7 +183,7 @@ llvm::Error launch(const LaunchOptions &opts) {
     auto args = common;
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
-    start("trainer." + std::to_string(i), args, env);
+    start("trainer." + std::to_string(i), withThreads(args, trainerThreads), env);
   }
 
   // Wait for every node; the first failure stops the rest.

@@ -15,7 +15,10 @@ struct LaunchOptions {
   std::string modelDir; ///< main.pb + startup.pb, or a transpiled directory
   std::string executor; ///< path of oar-executor
   std::string loadDir, saveDir;
-  std::vector<std::string> extraArgs;             ///< passed to every node
+  std::vector<std::string> extraArgs; ///< passed to every node
+  /// Compute threads per trainer (0: this host's cores split among the trainers) and per
+  /// pserver; unused when extraArgs set --num-threads for every node.
+  int trainerThreads = 0, pserverThreads = 1;
   int tailLines = 20;                             ///< a failed node's last lines to show
   int64_t timeoutSec = 0;                         ///< stop everything after this long (0: no limit)
   std::function<void(const std::string &)> print; ///< every output line, already prefixed

@@ -2,10 +2,13 @@
 // Paddle's PADDLE_* variables or from TF_CONFIG) it is a trainer or a pserver of a job. Given a
 // single-machine main/startup it transpiles in-process for its role, so every node runs the same
 // command line; given --dir it runs the transpiled file for its role.
+#include <chrono>
+
 #include "executor/feed_overrides.h"
 #include "executor/metrics_writer.h"
 #include "executor/npy.h"
 #include "executor/progress.h"
+#include "executor/threads.h"
 #include "executor/trainer.h"
 #include "ir/verify.h"
 #include "runtime/node.h"
@@ -54,6 +57,11 @@ static cl::opt<bool>
     evalOnly("eval-only",
              cl::desc("skip training: evaluate the test feed (with --load, a checkpoint)"),
              cl::cat(category));
+static cl::opt<int> numThreads(
+    "num-threads",
+    cl::desc("compute threads (oneDNN/OpenMP); default: every core alone, 1 for a pserver, the "
+             "cores split among trainers whose pservers are all on loopback"),
+    cl::cat(category));
 static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: about 20 lines)"),
                                  cl::init(0), cl::cat(category));
 
@@ -139,9 +147,12 @@ public:
       progress_.update(r);
       if (metrics_)
         metrics_->writeStep(r);
-      if (steps_++ == 0)
+      if (steps_++ == 0) {
         firstLoss_ = r.loss;
+        start_ = std::chrono::steady_clock::now();
+      }
       lastLoss_ = r.loss;
+      rowsAfterFirst_ += steps_ > 1 ? r.rows : 0;
     };
   }
   std::function<void(const oar::StepReport &, const oar::EvalResult &)> evalCallback() {
@@ -152,19 +163,27 @@ public:
         metrics_->writeEval(r, eval);
     };
   }
-  /// Ends the progress display and prints "<who>trained N steps: first loss .., last loss ..".
+  /// Ends the progress display and prints "<who>trained N steps: first loss .., last loss ..
+  /// (R samples/s)", the rate over the steps after the first (which warms caches and
+  /// connections).
   void summary(const std::string &who) {
     progress_.finish();
-    if (steps_ > 0)
-      outs() << formatv("{0}trained {1} steps: first loss {2:f6}, last loss {3:f6}\n", who, steps_,
-                        firstLoss_, lastLoss_);
+    if (steps_ == 0)
+      return;
+    outs() << formatv("{0}trained {1} steps: first loss {2:f6}, last loss {3:f6}", who, steps_,
+                      firstLoss_, lastLoss_);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (steps_ > 1 && secs > 0)
+      outs() << formatv(" ({0:f0} samples/s)", rowsAfterFirst_ / secs);
+    outs() << "\n";
   }
 
 private:
   oar::ProgressPrinter progress_;
   std::unique_ptr<oar::MetricsWriter> metrics_;
-  int64_t steps_ = 0;
+  int64_t steps_ = 0, rowsAfterFirst_ = 0;
   double firstLoss_ = 0, lastLoss_ = 0;
+  std::chrono::steady_clock::time_point start_;
 };
 
 /// Single machine: startup, optional --load, train, test, optional --save.
@@ -226,6 +245,11 @@ int main(int argc, char **argv) {
     c.pservers = oar::splitEndpoints(pservers);
   if (endpoint.getNumOccurrences())
     c.currentEndpoint = endpoint;
+  if (numThreads.getNumOccurrences() && numThreads < 1)
+    exitOnErr(oar::makeError("--num-threads {0} must be at least 1", numThreads));
+  oar::setComputeThreads(numThreads.getNumOccurrences()
+                             ? numThreads
+                             : oar::defaultNodeThreads(c.role, c.trainers, c.pservers));
   if (c.role.empty())
     return runSingle();
   if (c.role != "trainer" && c.role != "pserver")
