@@ -2,6 +2,9 @@
 #include "executor/threads.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <omp.h>
 #include <sched.h>
 
@@ -16,7 +19,40 @@ int usableCores() {
   return std::max(1, omp_get_num_procs());
 }
 
-void setComputeThreads(int n) { omp_set_num_threads(std::max(1, n)); }
+static std::atomic<int> budget{0}; // 0: never set, leave OpenMP's own default
+
+void setComputeThreads(int n) {
+  budget = std::max(1, n);
+  omp_set_num_threads(budget);
+}
+
+/// Runnable tasks on the machine other than the caller (the 4th field of /proc/loadavg,
+/// "running/total", counts the reader itself); -1 when it cannot be read.
+static int otherRunnableTasks() {
+  std::FILE *f = std::fopen("/proc/loadavg", "r");
+  if (!f)
+    return -1;
+  double avg1, avg5, avg15;
+  int running = 0, total = 0;
+  int got = std::fscanf(f, "%lf %lf %lf %d/%d", &avg1, &avg5, &avg15, &running, &total);
+  std::fclose(f);
+  return got == 5 ? std::max(0, running - 1) : -1;
+}
+
+void fitComputeThreadsToLoad() {
+  using Clock = std::chrono::steady_clock;
+  static Clock::time_point nextCheck;
+  int most = budget;
+  if (most <= 1 || Clock::now() < nextCheck)
+    return;
+  nextCheck = Clock::now() + std::chrono::milliseconds(50);
+  int others = otherRunnableTasks();
+  if (others < 0)
+    return;
+  int n = std::clamp(usableCores() - others, 1, most);
+  if (n != omp_get_max_threads())
+    omp_set_num_threads(n);
+}
 
 int computeThreads() { return omp_get_max_threads(); }
 

@@ -9,8 +9,14 @@ namespace oar {
 /// Cores this process may run on (its CPU affinity mask), at least 1.
 int usableCores();
 
-/// Sets the OpenMP (and so oneDNN) thread count for the rest of the process; n >= 1.
+/// Sets the OpenMP (and so oneDNN) thread budget for the rest of the process; n >= 1.
 void setComputeThreads(int n);
+
+/// Uses at most the cores that other processes leave free, within the budget. A GEMM's static
+/// OpenMP split waits for its slowest thread, so a thread sharing a core with a busy process
+/// costs every parallel region a scheduler time slice: one thread fewer is then much faster.
+/// Reads the run queue (/proc/loadavg) at most every 50 ms; call it between steps.
+void fitComputeThreadsToLoad();
 /// The thread count compute regions use now.
 int computeThreads();
 

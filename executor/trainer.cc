@@ -6,6 +6,7 @@
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
+#include "executor/threads.h"
 #include "ir/error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -65,6 +66,7 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   while (reader.next(batch, epoch)) {
     if (opts.shouldStop && opts.shouldStop())
       return makeError("stopped by signal before step {0}", reports.size());
+    fitComputeThreadsToLoad();
     auto start = std::chrono::steady_clock::now();
     feedBatch(scope, *ds, batch);
     if (llvm::Error err = exec.run(main, scope))

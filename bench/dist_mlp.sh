@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Distributed MLP benchmark with real processes: oar-launch jobs (sync and async, 1x1, 2x1, 2x2)
+# against a torch.distributed.rpc parameter server (1 server, 2 trainers; bench/torch_rpc_ps.py)
+# in the same run, then thread budgets (oar-launch's default against --num-threads set by hand,
+# and a 2-thread run beside a busy process). The MLP is 784-512-256-10, SGD, batch 128 per
+# trainer, on Fashion-MNIST's 60k training images (Debian's dataset-fashion-mnist).
+#
+# Aggregate samples/s sums each trainer's rate over its steps after the first (its summary
+# line). Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH]   (after scripts/setup.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+b=build
+data=/usr/share/datasets/fashion-mnist
+[ -r $data/train-images-idx3-ubyte.gz ] || { echo "dist_mlp: $data missing (apt-get install dataset-fashion-mnist)"; exit 1; }
+work=$(mktemp -d /tmp/oar-dist-mlp.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+files=$data/train-images-idx3-ubyte.gz,$data/train-labels-idx1-ubyte.gz
+$b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_cross_entropy \
+  --optimizer=sgd --lr=0.01 --batch-size=128 --epochs=1 --format=mnist_idx --data=$files \
+  -o "$work/mlp" >/dev/null
+
+# Sum of the trainers' "(R samples/s)" in a log.
+rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {printf "%.0f", s}'; }
+
+# oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate samples/s.
+launch() {
+  local s=$1 w=$2 mode=$3
+  shift 3
+  $b/oar-launch --server-num=$s --worker-num=$w --mode=$mode --timeout=600 "$work/mlp" "$@" \
+    >"$work/log" 2>&1 || { tail -20 "$work/log"; exit 1; }
+  rate "$work/log"
+}
+
+echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+single=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=1 | tee "$work/single" >/dev/null; rate "$work/single")
+echo "single machine, 1 thread: $single samples/s"
+printf '%-28s %12s\n' "job (oar-launch)" "samples/s"
+declare -A oar
+for job in "1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async"; do
+  set -- $job
+  oar[$job]=$(launch $1 $2 $3)
+  printf '%-28s %12s\n' "$2 trainers x $1 pservers $3" "${oar[$job]}"
+done
+
+# Debian's python3-torch belongs to Debian's python3, which a pyenv or venv on PATH may hide.
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+if $py -c 'import torch' 2>/dev/null; then
+  export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  torch=$($py bench/torch_rpc_ps.py --trainers 2 --threads 1 --steps "${1:-200}" --port "$port" \
+    --images $data/train-images-idx3-ubyte.gz --labels $data/train-labels-idx1-ubyte.gz |
+    awk '/aggregate_samples_per_sec/ {printf "%.0f", $2}')
+  printf '%-28s %12s\n' "torch rpc: 2 trainers x 1 ps" "$torch"
+  for job in "1 2 sync" "2 2 sync"; do
+    set -- $job
+    echo "oar sync, 2 trainers x $1 pservers / torch rpc: $(awk -v a="${oar[$job]}" -v b="$torch" 'BEGIN {printf "%.2f", a / b}')"
+  done
+else
+  echo "torch rpc: skipped (python3-torch is not installed)"
+fi
+
+echo "# thread budget, 2 trainers x 2 pservers sync"
+echo "oar-launch default: $(launch 2 2 sync)"
+for t in 1 2; do
+  echo "--num-threads=$t on every node: $(launch 2 2 sync -- --num-threads=$t)"
+  echo "--num-threads=$t, OMP_WAIT_POLICY=ACTIVE: $(OMP_WAIT_POLICY=ACTIVE launch 2 2 sync -- --num-threads=$t)"
+done
+
+echo "# single machine beside a busy 1-thread process"
+one=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=1 >"$work/one"; rate "$work/one")
+sh -c 'while :; do :; done' &
+busy=$!
+two=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=2 >"$work/two"; rate "$work/two")
+kill $busy
+echo "1 thread alone: $one; 2 threads beside a busy process: $two ($(awk -v a="$two" -v b="$one" 'BEGIN {printf "%.2f", a / b}') of 1 thread)"
