@@ -137,11 +137,13 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
                                                              const char *what,
                                                              std::chrono::milliseconds timeout) {
   try {
-    if (llvm::Error err = drainAcks())
-      return err;
+    // Send first, then read: a pserver answers each connection in order, so the outstanding
+    // acknowledgements come before these replies, and the requests need not wait for them.
     for (const Request &r : requests)
       if (llvm::Error err = sendRequest(r, what))
         return err;
+    if (llvm::Error err = drainAcks())
+      return err;
     std::vector<Message> replies;
     for (const Request &r : requests) {
       auto msg = awaitReply(r, what, timeout.count() ? timeout : timeouts_.reply);
@@ -221,6 +223,18 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
 llvm::Error Communicator::getVars(const std::vector<std::string> &names,
                                   const std::vector<std::string> &endpoints,
                                   const std::vector<Tensor *> &out) {
+  bool allPrefetched = llvm::all_of(names, [&](const std::string &n) {
+    auto it = prefetched_.find(n);
+    return it != prefetched_.end();
+  });
+  if (allPrefetched) { // fetched with the step's barrier
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = prefetched_.find(names[i]);
+      it->second.copyInto(*out[i]);
+      prefetched_.erase(it);
+    }
+    return llvm::Error::success();
+  }
   std::vector<Request> reqs;
   for (size_t i = 0; i < names.size(); ++i)
     reqs.push_back(
@@ -238,16 +252,39 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   return llvm::Error::success();
 }
 
-llvm::Error Communicator::barrier(proto::MsgKind kind) {
+llvm::Error
+Communicator::barrier(proto::MsgKind kind,
+                      const std::vector<std::pair<std::string, std::string>> &prefetch) {
   std::vector<Request> reqs;
   for (const std::string &ep : endpoints_)
     reqs.push_back({makeHeader(kind, "", trainerId_, step_), nullptr, ep});
-  auto replies =
-      roundTrip(reqs, kind == proto::SEND_BARRIER ? "in send_barrier" : "in fetch_barrier");
+  if (kind == proto::FETCH_BARRIER) { // nothing waits on its answer
+    try {
+      for (Request &r : reqs) {
+        if (llvm::Error err = sendRequest(r, "in fetch_barrier"))
+          return err;
+        unacked_.push_back(std::move(r));
+      }
+    } catch (const zmq::error_t &e) {
+      return makeError("{0}: ZeroMQ error in fetch_barrier: {1}", who(), e.what());
+    }
+    return llvm::Error::success();
+  }
+  // The fetches belong to the step the barrier closes (the step after it advances).
+  for (const auto &[var, ep] : prefetch)
+    reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_ + 1), nullptr, ep});
+  auto replies = roundTrip(reqs, "in send_barrier");
   if (!replies)
     return replies.takeError();
-  if (kind == proto::SEND_BARRIER)
-    advanceStep();
+  advanceStep();
+  prefetched_.clear();
+  for (size_t i = endpoints_.size(); i < reqs.size(); ++i) {
+    Message &m = (*replies)[i];
+    if (m.header.var() != reqs[i].header.var() || !m.hasTensor())
+      return makeError("{0}: pserver {1} answered {2} with {3}", who(), reqs[i].endpoint,
+                       reqs[i].header.var(), m.header.var());
+    prefetched_.emplace(m.header.var(), std::move(m));
+  }
   return llvm::Error::success();
 }
 

@@ -33,8 +33,13 @@ public:
   /// Fetches each var from its endpoint into `out[i]` (reusing its buffer when it fits).
   llvm::Error getVars(const std::vector<std::string> &names,
                       const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out);
-  /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver.
-  llvm::Error barrier(proto::MsgKind kind);
+  /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver. A SEND_BARRIER also asks for
+  /// `prefetch` (var, endpoint): the vars the step's recvs will fetch, which a pserver answers
+  /// once it has applied the step. Barrier and fetches then take one round trip, and the recvs
+  /// find their replies waiting. A FETCH_BARRIER is sent without waiting: its acknowledgement is
+  /// collected with the next request's, as a send's is.
+  llvm::Error barrier(proto::MsgKind kind,
+                      const std::vector<std::pair<std::string, std::string>> &prefetch = {});
   /// Tells every pserver this trainer is done (Paddle's exe.close()); `failure` is the reason
   /// when it stops because of an error. Errors are reported but every pserver is told.
   llvm::Error complete(const std::string &failure = "");
@@ -84,7 +89,8 @@ private:
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
-  std::vector<Request> unacked_; ///< sends whose acknowledgement is still to be read
+  std::vector<Request> unacked_;              ///< sends whose acknowledgement is still to be read
+  std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;
 };

@@ -42,9 +42,35 @@ llvm::Error recvKernel(KernelContext &ctx) {
   return (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), out);
 }
 
+/// The (var, endpoint) pairs the recv ops between `barrier` and the next fetch_barrier fetch.
+std::vector<std::pair<std::string, std::string>> recvsAfter(const proto::Block &block,
+                                                            const proto::Op &barrier) {
+  std::vector<std::pair<std::string, std::string>> vars;
+  int i = 0;
+  while (i < block.ops_size() && &block.ops(i) != &barrier)
+    ++i;
+  for (++i; i < block.ops_size() && block.ops(i).type() != "fetch_barrier"; ++i) {
+    const proto::Op &op = block.ops(i);
+    if (op.type() != "recv")
+      continue;
+    const proto::Attr *epmap = findAttr(op, "epmap");
+    auto outs = opOutputs(op, "Out");
+    if (!epmap || epmap->strings().v_size() != static_cast<int>(outs.size()))
+      return {}; // malformed: let the recv kernel report it
+    for (size_t k = 0; k < outs.size(); ++k)
+      vars.push_back({outs[k], epmap->strings().v(k)});
+  }
+  return vars;
+}
+
 llvm::Error sendBarrierKernel(KernelContext &ctx) {
   auto env = envOf(ctx, true);
-  return env ? (*env)->comm->barrier(proto::SEND_BARRIER) : env.takeError();
+  if (!env)
+    return env.takeError();
+  std::vector<std::pair<std::string, std::string>> prefetch;
+  if ((*env)->program)
+    prefetch = recvsAfter((*env)->program->blocks(0), ctx.op());
+  return (*env)->comm->barrier(proto::SEND_BARRIER, prefetch);
 }
 
 llvm::Error fetchBarrierKernel(KernelContext &ctx) {
