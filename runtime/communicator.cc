@@ -36,7 +36,7 @@ zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
       c.monitor = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
       c.monitor->connect(monitorAddress);
     }
-    s->connect(zmqAddress(endpoint));
+    s->connect(connectAddress(endpoint));
   }
   return *s;
 }

@@ -34,6 +34,20 @@ llvm::StringRef kindName(proto::MsgKind kind) {
 
 std::string zmqAddress(llvm::StringRef endpoint) { return ("tcp://" + endpoint).str(); }
 
+std::optional<std::string> localIpcAddress(llvm::StringRef endpoint) {
+  auto [host, port] = endpoint.rsplit(':');
+  bool loopback = host.startswith("127.") || host == "localhost";
+  if (!loopback || port.empty() || port == "0")
+    return std::nullopt;
+  return ("ipc://@oar-" + endpoint).str();
+}
+
+std::string connectAddress(llvm::StringRef endpoint) {
+  if (std::optional<std::string> ipc = localIpcAddress(endpoint))
+    return *ipc;
+  return zmqAddress(endpoint);
+}
+
 proto::MsgHeader makeHeader(proto::MsgKind kind, llvm::StringRef var, int64_t trainerId,
                             int64_t step) {
   proto::MsgHeader h;

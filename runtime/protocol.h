@@ -49,4 +49,12 @@ llvm::StringRef kindName(proto::MsgKind kind);
 /// "tcp://host:port" for an endpoint "host:port".
 std::string zmqAddress(llvm::StringRef endpoint);
 
+/// Pservers on this host are also reached over a Unix socket in Linux's abstract namespace
+/// (`ipc://@oar-127.0.0.1:6170`): it moves a step's tensors with less CPU than TCP over
+/// loopback. nullopt for an endpoint that is not a loopback address. The name is tied to the
+/// TCP port the pserver holds, so no two pservers of a host (and network namespace) share it.
+std::optional<std::string> localIpcAddress(llvm::StringRef endpoint);
+/// Where a trainer connects for `endpoint`: its local IPC address, else TCP.
+std::string connectAddress(llvm::StringRef endpoint);
+
 } // namespace oar::runtime

@@ -98,8 +98,19 @@ struct PserverLoop::Impl {
     } catch (const zmq::error_t &e) {
       return makeError("pserver {0}: cannot bind {1}: {2}", endpoint, bind, e.what());
     }
+    std::string boundTcp = socket.get(zmq::sockopt::last_endpoint);
+    // Trainers on this host connect over IPC (see localIpcAddress). Holding the TCP port makes
+    // the name ours; if something else holds it anyway, refuse rather than let trainers reach it.
+    if (std::optional<std::string> ipc = localIpcAddress(endpoint)) {
+      try {
+        socket.bind(*ipc);
+      } catch (const zmq::error_t &e) {
+        return makeError("pserver {0}: cannot bind {1}: {2}; another process holds the name",
+                         endpoint, *ipc, e.what());
+      }
+    }
     if (onBound)
-      onBound(socket.get(zmq::sockopt::last_endpoint));
+      onBound(boundTcp);
     return llvm::Error::success();
   }
 
