@@ -167,3 +167,14 @@ TEST_CASE("the role comes from Paddle's variables or from TF_CONFIG", "[runtime]
   env = {{"TF_CONFIG", "{not json"}};
   CHECK_THAT(errorText(clusterFromEnv(get)), Contains("TF_CONFIG is not valid JSON"));
 }
+
+TEST_CASE("a pserver refuses to start when another process holds its local IPC name",
+          "[runtime]") {
+  OnePserverJob job;
+  zmq::context_t ctx;
+  zmq::socket_t squatter(ctx, zmq::socket_type::router);
+  squatter.bind(*localIpcAddress(job.endpoint)); // where local trainers would connect
+  std::string result = job.serve().get();
+  CHECK_THAT(result, Contains("ipc://@oar-" + job.endpoint) &&
+                         Contains("another process holds the name"));
+}
