@@ -3,6 +3,7 @@
 
 #include "ir/error.h"
 #include "ir/names.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -22,6 +23,14 @@ int64_t ParamPlan::rowWidth() const {
   for (size_t i = 1; i < dims.size(); ++i)
     w *= dims[i];
   return w;
+}
+
+std::vector<int64_t> ParamPlan::blockRows() const {
+  std::vector<int64_t> rows;
+  rows.reserve(blocks.size());
+  for (const VarBlock &b : blocks)
+    rows.push_back(b.dims[0]);
+  return rows;
 }
 
 std::vector<int64_t> sliceSizes(llvm::ArrayRef<int64_t> dims, int64_t numPservers,
@@ -86,7 +95,7 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main,
   DistributePlan plan;
   plan.config = config;
   const proto::Block &block = main.blocks(0);
-  llvm::StringMap<const proto::Var *> vars;
+  llvm::DenseMap<llvm::StringRef, const proto::Var *> vars; // keys view names inside `main`
   for (const proto::Var &v : block.vars())
     vars[v.name()] = &v;
   for (int i = 0; i < block.ops_size(); ++i) {

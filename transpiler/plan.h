@@ -39,6 +39,8 @@ struct ParamPlan {
   OptimizerInfo optimizer;
   bool split() const { return blocks.size() > 1; }
   int64_t rowWidth() const;
+  /// Rows of each block, in block order.
+  std::vector<int64_t> blockRows() const;
 };
 
 struct DistributePlan {

@@ -1,10 +1,12 @@
 // The pserver side of the DistributeTranspiler.
-#include <map>
 #include <set>
 
 #include "ir/error.h"
 #include "ir/names.h"
+#include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace oar {
 
@@ -15,13 +17,20 @@ std::string stateBlockName(const ParamPlan &p, const VarBlock &b, llvm::StringRe
   return p.split() ? blockName(var, b.index) : var.str();
 }
 
+/// Old name -> new name for the few names of one op, where a linear search beats building a
+/// map. The last entry for a name wins.
+using Renames = llvm::SmallVector<std::pair<llvm::StringRef, std::string>, 8>;
+
 /// Renames every input and output name of `op` through `names` (names not in it stay).
-void renameAll(proto::Op &op, const std::map<std::string, std::string> &names) {
+void renameAll(proto::Op &op, const Renames &names) {
   for (auto *slots : {op.mutable_inputs(), op.mutable_outputs()})
     for (proto::Slot &s : *slots)
-      for (std::string &n : *s.mutable_names())
-        if (auto it = names.find(n); it != names.end())
-          n = it->second;
+      for (std::string &n : *s.mutable_names()) {
+        auto lastFirst = llvm::reverse(names);
+        auto rename = llvm::find_if(lastFirst, [&](const auto &r) { return r.first == n; });
+        if (rename != lastFirst.end())
+          n = rename->second;
+      }
 }
 
 /// Declares a persistable var of the param's dtype (optimizer state shares it).
@@ -33,23 +42,34 @@ proto::Var &declareState(VarTable &vars, const ParamPlan &p, llvm::StringRef nam
 }
 
 /// Dims of a var of the single-machine program by name (it is declared: the plan read it).
-llvm::ArrayRef<int64_t> srcDims(const llvm::StringMap<const proto::Var *> &src, llvm::StringRef n) {
-  return dimsOf(src.lookup(n)->type());
+llvm::ArrayRef<int64_t> srcDims(const TranspileInputs &in, llvm::StringRef n) {
+  return dimsOf(in.mainVars.lookup(n)->type());
 }
 
-llvm::StringMap<const proto::Var *> indexVars(const proto::Block &block) {
-  llvm::StringMap<const proto::Var *> index;
-  for (const proto::Var &v : block.vars())
-    index[v.name()] = &v;
-  return index;
+/// The optimizer op of `p`, on block `b`'s slices of the param and its state.
+void appendUpdate(const TranspileInputs &in, const ParamPlan &p, const VarBlock &b,
+                  proto::Block &sub, VarTable &vars) {
+  Renames names{{p.param, b.name}, {p.grad, b.gradName}};
+  for (const auto &[slot, var] : p.optimizer.paramShaped) {
+    names.emplace_back(var, stateBlockName(p, b, var));
+    declareState(vars, p, names.back().second, b.dims);
+  }
+  for (const auto &[slot, var] : p.optimizer.perParam) {
+    names.emplace_back(var, stateBlockName(p, b, var));
+    declareState(vars, p, names.back().second, {1});
+  }
+  for (const auto &[slot, var] : p.optimizer.shared)
+    if (!vars.find(var))
+      declareState(vars, p, var, srcDims(in, var));
+  proto::Op &update = *sub.add_ops() = in.main.blocks(0).ops(static_cast<int>(p.optimizer.opIndex));
+  renameAll(update, names);
+  update.set_role(proto::OPTIMIZE);
 }
 
 } // namespace
 
-proto::Program buildPserverProgram(const proto::Program &main, const DistributePlan &plan,
-                                   size_t index) {
-  const proto::Block &src = main.blocks(0);
-  auto srcVars = indexVars(src);
+proto::Program buildPserverProgram(const TranspileInputs &in, size_t index) {
+  const DistributePlan &plan = in.plan;
   const std::string &mode = plan.config.mode;
   int64_t trainers = plan.config.trainers;
   proto::Program out = newProgram();
@@ -70,46 +90,34 @@ proto::Program buildPserverProgram(const proto::Program &main, const DistributeP
       sub.set_idx(out.blocks_size() - 1);
       sub.set_parent(0);
       optimizeBlocks.push_back(sub.idx());
-      auto addOp = [&](proto::Op op) {
-        op.set_role(proto::OPTIMIZE);
-        *sub.add_ops() = std::move(op);
-      };
 
       if (mode == "geo") { // trainers send (param - synced)/trainers; add it in
         std::string delta = deltaName(b.name);
         vars.declare(delta, p.dtype, b.dims);
         gradToBlock.push_back(delta + ":" + std::to_string(sub.idx()));
-        addOp(makeOp("elementwise_add", {{"X", {b.name}}, {"Y", {delta}}}, {{"Out", {b.name}}}));
+        OpWriter(sub, "elementwise_add", proto::OPTIMIZE)
+            .input("X", b.name)
+            .input("Y", delta)
+            .output("Out", b.name);
         continue;
       }
       vars.declare(b.gradName, p.dtype, b.dims);
       gradToBlock.push_back(b.gradName + ":" + std::to_string(sub.idx()));
       if (mode == "sync") { // average the trainers' copies
-        std::vector<std::string> copies;
+        OpWriter sum(sub, "sum", proto::OPTIMIZE);
+        OpWriter::Names &copies = sum.inputs("X");
         for (int64_t t = 0; t < trainers; ++t) {
-          copies.push_back(trainerCopyName(b.gradName, static_cast<unsigned>(t)));
-          vars.declare(copies.back(), p.dtype, b.dims);
+          std::string copy = trainerCopyName(b.gradName, static_cast<unsigned>(t));
+          vars.declare(copy, p.dtype, b.dims);
+          copies.Add(std::move(copy));
         }
-        addOp(makeOp("sum", {{"X", copies}}, {{"Out", {b.gradName}}}));
-        addOp(makeOp("scale", {{"X", {b.gradName}}}, {{"Out", {b.gradName}}},
-                     {{"scale", 1.0f / static_cast<float>(trainers)}}));
+        sum.output("Out", b.gradName);
+        OpWriter(sub, "scale", proto::OPTIMIZE)
+            .input("X", b.gradName)
+            .output("Out", b.gradName)
+            .attr("scale", 1.0f / static_cast<float>(trainers));
       }
-      // The optimizer op, on this block's slices of the param and its state.
-      std::map<std::string, std::string> names{{p.param, b.name}, {p.grad, b.gradName}};
-      for (const auto &[slot, var] : p.optimizer.paramShaped) {
-        names[var] = stateBlockName(p, b, var);
-        declareState(vars, p, names[var], b.dims);
-      }
-      for (const auto &[slot, var] : p.optimizer.perParam) {
-        names[var] = stateBlockName(p, b, var);
-        declareState(vars, p, names[var], {1});
-      }
-      for (const auto &[slot, var] : p.optimizer.shared)
-        if (!vars.find(var))
-          declareState(vars, p, var, srcDims(srcVars, var));
-      proto::Op update = src.ops(static_cast<int>(p.optimizer.opIndex));
-      renameAll(update, names);
-      addOp(std::move(update));
+      appendUpdate(in, p, b, sub, vars);
     }
 
   *root.add_ops() = makeOp("listen_and_serv", {}, {},
@@ -121,30 +129,22 @@ proto::Program buildPserverProgram(const proto::Program &main, const DistributeP
                             {"block_params", blockParams},
                             {"block_row_begin", blockRowBegin},
                             {"optimize_blocks", optimizeBlocks},
-                            {"plan_digest", plan.digest()}},
+                            {"plan_digest", in.digest}},
                            proto::DIST);
-  setDistInfo(out, plan, "pserver", static_cast<int64_t>(index));
+  setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
   return out;
 }
 
-llvm::Expected<proto::Program> buildPserverStartup(const proto::Program &startup,
-                                                   const proto::Program &main,
-                                                   const DistributePlan &plan, size_t index) {
-  const proto::Block &src = startup.blocks(0);
-  auto mainVars = indexVars(main.blocks(0));
+llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, size_t index) {
+  const DistributePlan &plan = in.plan;
   proto::Program out = newProgram();
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
   std::set<std::string> emitted;
-  llvm::StringMap<const proto::Op *> writers;
-  for (const proto::Op &op : src.ops())
-    for (const proto::Slot &slot : op.outputs())
-      for (const std::string &n : slot.names())
-        writers.try_emplace(n, &op);
 
-  auto writerOf = [&](llvm::StringRef var) -> llvm::Expected<proto::Op> {
-    if (const proto::Op *op = writers.lookup(var))
-      return *op;
+  auto writerOf = [&](llvm::StringRef var) -> llvm::Expected<const proto::Op *> {
+    if (const proto::Op *op = in.startupWriters.lookup(var))
+      return op;
     return makeError("the startup program does not initialise {0}", var);
   };
   // Runs var's initialiser whole, then keeps the slices that live here: the same numbers as
@@ -157,22 +157,25 @@ llvm::Expected<proto::Program> buildPserverStartup(const proto::Program &startup
       return init.takeError();
     if (!p.split()) {
       declareState(vars, p, var, p.dims);
-      *block.add_ops() = *init;
+      *block.add_ops() = **init;
       return llvm::Error::success();
     }
     vars.declare(var, p.dtype, p.dims); // the whole var, dropped after the split
-    *block.add_ops() = *init;
-    std::vector<std::string> outs;
-    std::vector<int64_t> rows;
+    *block.add_ops() = **init;
+    // Every endpoint's startup lists every block here, so the names go into the op in place.
+    OpWriter split(block, "split", proto::FORWARD);
+    split.input("X", var);
+    OpWriter::Names &outs = split.outputs("Out");
     for (const VarBlock &b : p.blocks) {
-      bool mine = b.endpointIndex == index;
-      outs.push_back(mine ? blockName(var, b.index) : kEmptyVarName.str());
-      rows.push_back(b.dims[0]);
-      if (mine)
-        declareState(vars, p, blockName(var, b.index), b.dims);
+      if (b.endpointIndex != index) {
+        outs.Add(kEmptyVarName.str());
+        continue;
+      }
+      std::string name = blockName(var, b.index);
+      declareState(vars, p, name, b.dims);
+      outs.Add(std::move(name));
     }
-    *block.add_ops() = makeOp("split", {{"X", {var.str()}}}, {{"Out", outs}},
-                              {{"axis", int64_t(0)}, {"sections", rows}});
+    split.attr("axis", int64_t(0)).attr("sections", p.blockRows());
     return llvm::Error::success();
   };
 
@@ -194,21 +197,21 @@ llvm::Expected<proto::Program> buildPserverStartup(const proto::Program &startup
         if (!init)
           return init.takeError();
         std::string name = stateBlockName(p, b, var);
-        renameAll(*init, {{var, name}});
         declareState(vars, p, name, {1});
-        *block.add_ops() = *init;
+        proto::Op &op = *block.add_ops() = **init;
+        renameAll(op, {{var, std::move(name)}});
       }
       for (const auto &[slot, var] : p.optimizer.shared)
         if (emitted.insert(var).second) {
           auto init = writerOf(var);
           if (!init)
             return init.takeError();
-          declareState(vars, p, var, srcDims(mainVars, var));
-          *block.add_ops() = *init;
+          declareState(vars, p, var, srcDims(in, var));
+          *block.add_ops() = **init;
         }
     }
   }
-  setDistInfo(out, plan, "pserver", static_cast<int64_t>(index));
+  setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
   return out;
 }
 

@@ -1,50 +1,81 @@
 // The trainer side of the DistributeTranspiler.
-#include <map>
-#include <set>
-
+#include "google/protobuf/util/field_mask_util.h"
 #include "ir/error.h"
 #include "ir/names.h"
+#include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace oar {
 
 namespace {
 
-std::vector<int64_t> blockRows(const ParamPlan &p) {
-  std::vector<int64_t> rows;
-  for (const VarBlock &b : p.blocks)
-    rows.push_back(b.dims[0]);
-  return rows;
-}
+/// Var names viewing strings that the programs or the plan own: no copy, no allocation per name.
+using NameSet = llvm::DenseSet<llvm::StringRef>;
 
 proto::Op distOp(llvm::StringRef type, const SlotMap &in, const SlotMap &out,
                  const AttrList &attrs) {
   return makeOp(type, in, out, attrs, proto::DIST);
 }
 
+// The per-param ops below list one name per block, so they are written in place (OpWriter).
+
+/// split_byref of a param's grad into its blocks (when split), then send of the blocks.
+void appendSend(proto::Block &block, VarTable &vars, const ParamPlan &p) {
+  if (p.split()) {
+    OpWriter split(block, "split_byref", proto::DIST);
+    split.input("X", p.grad);
+    OpWriter::Names &outs = split.outputs("Out");
+    for (const VarBlock &b : p.blocks) {
+      vars.declare(b.gradName, p.dtype, b.dims);
+      outs.Add(std::string(b.gradName));
+    }
+    split.attr("axis", int64_t(0)).attr("sections", p.blockRows());
+  }
+  OpWriter send(block, "send", proto::DIST);
+  OpWriter::Names &names = send.inputs("X");
+  std::vector<std::string> eps;
+  for (const VarBlock &b : p.blocks) {
+    names.Add(std::string(b.gradName));
+    eps.push_back(b.endpoint);
+  }
+  send.attr("epmap", eps);
+}
+
 /// recv of a param's blocks, for the main and the startup program.
 void appendRecv(proto::Block &block, VarTable &vars, const ParamPlan &p) {
-  std::vector<std::string> names, eps;
+  OpWriter recv(block, "recv", proto::DIST);
+  OpWriter::Names &names = recv.outputs("Out");
+  std::vector<std::string> eps;
   for (const VarBlock &b : p.blocks) {
-    names.push_back(b.name);
+    names.Add(std::string(b.name));
     eps.push_back(b.endpoint);
     if (p.split())
       vars.declare(b.name, p.dtype, b.dims);
   }
-  *block.add_ops() = distOp("recv", {}, {{"Out", names}}, {{"epmap", eps}});
+  recv.attr("epmap", eps);
 }
 
 void appendConcat(proto::Block &block, const ParamPlan &p) {
   if (!p.split())
     return;
-  std::vector<std::string> names;
+  OpWriter concat(block, "concat", proto::DIST);
+  OpWriter::Names &names = concat.inputs("X");
   for (const VarBlock &b : p.blocks)
-    names.push_back(b.name);
-  *block.add_ops() = distOp("concat", {{"X", names}}, {{"Out", {p.param}}}, {{"axis", int64_t(0)}});
+    names.Add(std::string(b.name));
+  concat.output("Out", p.param).attr("axis", int64_t(0));
+}
+
+/// Adds every name `op` writes to `names`.
+void insertOutputNames(const proto::Op &op, NameSet &names) {
+  for (const proto::Slot &s : op.outputs())
+    for (const std::string &n : s.names())
+      names.insert(n);
 }
 
 /// Removes the vars of `block` whose names are not in `keep`.
-void keepOnlyVars(proto::Block &block, const std::set<std::string> &keep) {
+void keepOnlyVars(proto::Block &block, const NameSet &keep) {
   auto *vars = block.mutable_vars();
   vars->erase(std::remove_if(vars->begin(), vars->end(),
                              [&](const proto::Var &v) { return !keep.count(v.name()); }),
@@ -52,25 +83,86 @@ void keepOnlyVars(proto::Block &block, const std::set<std::string> &keep) {
 }
 
 /// Drops vars no op, feed or report refers to (e.g. optimizer state the pservers now own).
-void pruneVars(proto::Program &prog, const std::set<std::string> &keep) {
-  std::set<std::string> used(keep);
+void pruneVars(proto::Program &prog) {
+  NameSet used;
   for (const proto::Op &op : prog.blocks(0).ops()) {
-    for (const auto &n : allInputNames(op))
-      used.insert(n);
-    for (const auto &n : allOutputNames(op))
-      used.insert(n);
+    for (const proto::Slot &s : op.inputs())
+      for (const std::string &n : s.names())
+        used.insert(n);
+    insertOutputNames(op, used);
   }
   for (const proto::DataFeed *f : {&prog.train_feed(), &prog.test_feed()})
-    used.insert(f->columns().begin(), f->columns().end());
+    for (const std::string &c : f->columns())
+      used.insert(c);
   used.insert(prog.loss());
-  used.insert(prog.metrics().begin(), prog.metrics().end());
+  for (const std::string &m : prog.metrics())
+    used.insert(m);
   keepOnlyVars(*prog.mutable_blocks(0), used);
+}
+
+/// The paths of all fields of `type` but `skip`.
+google::protobuf::FieldMask allFieldsBut(const google::protobuf::Descriptor &type,
+                                         llvm::StringRef skip) {
+  google::protobuf::FieldMask mask;
+  for (int i = 0; i < type.field_count(); ++i)
+    if (type.field(i)->name() != skip)
+      mask.add_paths(type.field(i)->name());
+  return mask;
+}
+
+/// A copy of `prog` whose block 0 has no ops, for the caller to add back the ops it keeps:
+/// copying every op only to drop many (the optimizer's, the params' initialisers) was a large
+/// share of building the trainer's programs. Other blocks are copied whole.
+proto::Program copyWithoutOps(const proto::Program &prog) {
+  using google::protobuf::util::FieldMaskUtil;
+  proto::Program out;
+  FieldMaskUtil::MergeMessageTo(prog, allFieldsBut(*proto::Program::descriptor(), "blocks"), {},
+                                &out);
+  for (const proto::Block &b : prog.blocks()) {
+    if (out.blocks_size() == 0)
+      FieldMaskUtil::MergeMessageTo(b, allFieldsBut(*proto::Block::descriptor(), "ops"), {},
+                                    out.add_blocks());
+    else
+      *out.add_blocks() = b;
+  }
+  return out;
+}
+
+/// The geo trainer keeps training locally with all of main's ops; geo_sync exchanges deltas with
+/// the pservers every k steps.
+proto::Program buildGeoTrainerProgram(const TranspileInputs &in) {
+  const DistributePlan &plan = in.plan;
+  proto::Program out = in.main;
+  proto::Block &block = *out.mutable_blocks(0);
+  VarTable vars(block);
+  std::vector<std::string> params, names, eps;
+  std::vector<int64_t> sections, rows;
+  for (const ParamPlan &p : plan.params) {
+    params.push_back(p.param);
+    sections.push_back(static_cast<int64_t>(p.blocks.size()));
+    for (const VarBlock &b : p.blocks) {
+      names.push_back(b.name);
+      eps.push_back(b.endpoint);
+      rows.push_back(b.dims[0]);
+    }
+    vars.declare(syncedName(p.param), p.dtype, p.dims).set_persistable(true);
+  }
+  *block.add_ops() = distOp("geo_sync", {{"Param", params}}, {},
+                            {{"k_steps", plan.config.geoKSteps},
+                             {"trainers", plan.config.trainers},
+                             {"sections", sections},
+                             {"block_rows", rows},
+                             {"block_names", names},
+                             {"epmap", eps}});
+  setDistInfo(out, in, "trainer", -1);
+  return out;
 }
 
 } // namespace
 
-void setDistInfo(proto::Program &prog, const DistributePlan &plan, llvm::StringRef role,
+void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRef role,
                  int64_t pserverIndex) {
+  const DistributePlan &plan = in.plan;
   proto::DistributeInfo &d = *prog.mutable_dist();
   d.set_mode(plan.config.mode);
   d.set_trainers(plan.config.trainers);
@@ -80,78 +172,42 @@ void setDistInfo(proto::Program &prog, const DistributePlan &plan, llvm::StringR
   d.set_role(role.str());
   d.set_pserver_index(pserverIndex);
   d.set_geo_k_steps(plan.config.mode == "geo" ? plan.config.geoKSteps : 0);
-  d.set_plan_digest(plan.digest());
+  d.set_plan_digest(in.digest);
 }
 
-llvm::Expected<proto::Program> buildTrainerProgram(const proto::Program &main,
-                                                   const DistributePlan &plan) {
-  proto::Program out = main;
+llvm::Expected<proto::Program> buildTrainerProgram(const TranspileInputs &in) {
+  if (in.plan.config.mode == "geo")
+    return buildGeoTrainerProgram(in);
+  const DistributePlan &plan = in.plan;
+  const proto::Block &src = in.main.blocks(0);
+  proto::Program out = copyWithoutOps(in.main);
   proto::Block &block = *out.mutable_blocks(0);
-  block.clear_ops();
   VarTable vars(block);
-  const proto::Block &src = main.blocks(0);
-  bool geo = plan.config.mode == "geo";
-
-  if (geo) { // the trainer keeps training locally; geo_sync exchanges deltas every k steps
-    *block.mutable_ops() = src.ops();
-    std::vector<std::string> params, names, eps;
-    std::vector<int64_t> sections, rows;
-    for (const ParamPlan &p : plan.params) {
-      params.push_back(p.param);
-      sections.push_back(static_cast<int64_t>(p.blocks.size()));
-      for (const VarBlock &b : p.blocks) {
-        names.push_back(b.name);
-        eps.push_back(b.endpoint);
-        rows.push_back(b.dims[0]);
-      }
-      vars.declare(syncedName(p.param), p.dtype, p.dims).set_persistable(true);
-    }
-    *block.add_ops() = distOp("geo_sync", {{"Param", params}}, {},
-                              {{"k_steps", plan.config.geoKSteps},
-                               {"trainers", plan.config.trainers},
-                               {"sections", sections},
-                               {"block_rows", rows},
-                               {"block_names", names},
-                               {"epmap", eps}});
-    setDistInfo(out, plan, "trainer", -1);
-    return out;
-  }
 
   // The op that last writes each grad; sends go right after it so they overlap the backward.
-  std::map<std::string, const ParamPlan *> byGrad;
+  llvm::DenseMap<llvm::StringRef, int> lastWriter; // grad -> op index
   for (const ParamPlan &p : plan.params)
-    byGrad[p.grad] = &p;
-  std::map<int, std::vector<const ParamPlan *>> sendAfter;
-  std::map<std::string, int> lastWriter;
+    lastWriter[p.grad] = -1;
   for (int i = 0; i < src.ops_size(); ++i)
     if (src.ops(i).role() != proto::OPTIMIZE)
-      for (const std::string &o : allOutputNames(src.ops(i)))
-        if (byGrad.count(o))
-          lastWriter[o] = i;
+      for (const proto::Slot &s : src.ops(i).outputs())
+        for (const std::string &o : s.names())
+          if (auto it = lastWriter.find(o); it != lastWriter.end())
+            it->second = i;
+  std::vector<std::vector<const ParamPlan *>> sendAfter(src.ops_size()); // by op index
   for (const ParamPlan &p : plan.params) {
-    auto it = lastWriter.find(p.grad);
-    if (it == lastWriter.end())
+    int writer = lastWriter.lookup(p.grad);
+    if (writer < 0)
       return makeError("no op writes {0}, the gradient of {1}", p.grad, p.param);
-    sendAfter[it->second].push_back(&p);
+    sendAfter[writer].push_back(&p);
   }
 
   for (int i = 0; i < src.ops_size(); ++i) {
     if (src.ops(i).role() == proto::OPTIMIZE)
       continue; // the pservers run the optimizer
     *block.add_ops() = src.ops(i);
-    for (const ParamPlan *p : sendAfter[i]) {
-      std::vector<std::string> names, eps;
-      for (const VarBlock &b : p->blocks) {
-        names.push_back(b.gradName);
-        eps.push_back(b.endpoint);
-        if (p->split())
-          vars.declare(b.gradName, p->dtype, b.dims);
-      }
-      if (p->split())
-        *block.add_ops() = distOp("split_byref", {{"X", {p->grad}}}, {{"Out", names}},
-                                  {{"axis", int64_t(0)}, {"sections", blockRows(*p)}});
-      *block.add_ops() = distOp("send", {{"X", names}}, {}, {{"epmap", eps}});
-    }
+    for (const ParamPlan *p : sendAfter[i])
+      appendSend(block, vars, *p);
   }
   bool sync = plan.config.mode == "sync";
   if (sync)
@@ -162,27 +218,27 @@ llvm::Expected<proto::Program> buildTrainerProgram(const proto::Program &main,
     *block.add_ops() = distOp("fetch_barrier", {}, {}, {{"endpoints", plan.config.pservers}});
   for (const ParamPlan &p : plan.params)
     appendConcat(block, p);
-  pruneVars(out, {});
-  setDistInfo(out, plan, "trainer", -1);
+  pruneVars(out);
+  setDistInfo(out, in, "trainer", -1);
   return out;
 }
 
-proto::Program buildTrainerStartup(const proto::Program &startup, const proto::Program &trainerMain,
-                                   const DistributePlan &plan) {
-  proto::Program out = startup;
+proto::Program buildTrainerStartup(const TranspileInputs &in, const proto::Program &trainerMain) {
+  const DistributePlan &plan = in.plan;
+  proto::Program out = copyWithoutOps(in.startup);
   proto::Block &block = *out.mutable_blocks(0);
-  block.clear_ops();
   VarTable vars(block);
-  std::set<std::string> params, needed;
+  NameSet params, needed;
   for (const ParamPlan &p : plan.params)
     params.insert(p.param);
   for (const proto::Var &v : trainerMain.blocks(0).vars())
     needed.insert(v.name());
   // Keep initialisers of what the trainer still uses; params come from the pservers.
-  for (const proto::Op &op : startup.blocks(0).ops()) {
+  for (const proto::Op &op : in.startup.blocks(0).ops()) {
     bool keep = false;
-    for (const std::string &o : allOutputNames(op))
-      keep |= needed.count(o) && !params.count(o);
+    for (const proto::Slot &s : op.outputs())
+      for (const std::string &o : s.names())
+        keep |= needed.count(o) && !params.count(o);
     if (keep)
       *block.add_ops() = op;
   }
@@ -193,17 +249,19 @@ proto::Program buildTrainerStartup(const proto::Program &startup, const proto::P
   for (const ParamPlan &p : plan.params) {
     appendConcat(block, p);
     if (plan.config.mode == "geo") { // the last synced copy starts as the received param
-      vars.declare(syncedName(p.param), p.dtype, p.dims).set_persistable(true);
-      *block.add_ops() =
-          distOp("scale", {{"X", {p.param}}}, {{"Out", {syncedName(p.param)}}}, {{"scale", 1.0f}});
+      std::string synced = syncedName(p.param);
+      vars.declare(synced, p.dtype, p.dims).set_persistable(true);
+      OpWriter(block, "scale", proto::DIST)
+          .input("X", p.param)
+          .output("Out", synced)
+          .attr("scale", 1.0f);
     }
   }
-  std::set<std::string> written;
+  NameSet written;
   for (const proto::Op &op : block.ops())
-    for (const auto &n : allOutputNames(op))
-      written.insert(n);
+    insertOutputNames(op, written);
   keepOnlyVars(block, written);
-  setDistInfo(out, plan, "trainer", -1);
+  setDistInfo(out, in, "trainer", -1);
   return out;
 }
 

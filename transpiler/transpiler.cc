@@ -8,6 +8,17 @@
 
 namespace oar {
 
+TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Program &startup,
+                                 const DistributePlan &plan)
+    : main(main), startup(startup), plan(plan), digest(plan.digest()) {
+  for (const proto::Var &v : main.blocks(0).vars())
+    mainVars[v.name()] = &v;
+  for (const proto::Op &op : startup.blocks(0).ops())
+    for (const proto::Slot &slot : op.outputs())
+      for (const std::string &n : slot.names())
+        startupWriters.try_emplace(n, &op);
+}
+
 llvm::Expected<TranspileResult> transpile(const proto::Program &main, const proto::Program &startup,
                                           const DistributeConfig &config) {
   TranspileResult r;
@@ -15,14 +26,15 @@ llvm::Expected<TranspileResult> transpile(const proto::Program &main, const prot
   if (!plan)
     return plan.takeError();
   r.plan = std::move(*plan);
-  auto trainer = buildTrainerProgram(main, r.plan);
+  TranspileInputs in(main, startup, r.plan);
+  auto trainer = buildTrainerProgram(in);
   if (!trainer)
     return trainer.takeError();
   r.trainer = std::move(*trainer);
-  r.trainerStartup = buildTrainerStartup(startup, r.trainer, r.plan);
+  r.trainerStartup = buildTrainerStartup(in, r.trainer);
   for (size_t i = 0; i < config.pservers.size(); ++i) {
-    r.pservers.push_back(buildPserverProgram(main, r.plan, i));
-    auto ps = buildPserverStartup(startup, main, r.plan, i);
+    r.pservers.push_back(buildPserverProgram(in, i));
+    auto ps = buildPserverStartup(in, i);
     if (!ps)
       return ps.takeError();
     r.pserverStartups.push_back(std::move(*ps));
