@@ -1,7 +1,8 @@
 // Runtime benchmark on 127.0.0.1: push (send_var) and pull (get_var) throughput of one trainer
 // against one pserver for 4 KiB .. 16 MiB tensors, and samples/s of the MLP 784-512-256-10
 // (batch 128 per trainer) with 1 trainer + 1 pserver and 2 trainers + 2 pservers, against the
-// single-machine executor. Trainers and pservers run as threads of this process.
+// single-machine executor. Trainers and pservers run as threads of this process. Beside each
+// push/pull figure stands plain ZeroMQ over the same transport: the limit (see rawZmq).
 #include <chrono>
 #include <future>
 #include <mutex>
@@ -37,6 +38,57 @@ static std::future<void> servePserver(NodePrograms progs) {
   return std::async(std::launch::async, [progs] { exitOnErr(runPserver(progs, NodeOptions{})); });
 }
 
+/// The limit the runtime can approach: plain ZeroMQ between a DEALER and a ROUTER thread over
+/// the transport trainers use (connectAddress), no protobuf, no tensors. A round trip sends a
+/// small request and gets `bytes` back (as a pull does); the stream sends `bytes` one way with a
+/// small acknowledgement per message, collected at the end (as pipelined pushes are).
+/// Returns {stream seconds, round-trip seconds} for `rounds` of each. Printed: push and pull as a
+/// fraction of the stream's throughput, and the pull's time over the raw round trip's.
+static std::pair<double, double> rawZmq(int64_t bytes, int rounds) {
+  std::string endpoint = endpoints(1)[0];
+  zmq::context_t ctx;
+  zmq::socket_t server(ctx, zmq::socket_type::router), client(ctx, zmq::socket_type::dealer);
+  server.bind(connectAddress(endpoint));
+  client.connect(connectAddress(endpoint));
+  std::string payload(bytes, 'x');
+  std::thread echo([&] {
+    for (int i = 0; i < 2 * rounds; ++i) {
+      zmq::message_t id, body;
+      (void)server.recv(id);
+      (void)server.recv(body);
+      bool pull = body.size() == 1; // a round trip's request: answer with the payload
+      server.send(id, zmq::send_flags::sndmore);
+      server.send(pull ? zmq::message_t(payload.data(), payload.size()) : zmq::message_t("k", 1),
+                  zmq::send_flags::none);
+    }
+  });
+  // At most 256 unacknowledged, as the communicator keeps: a ROUTER drops replies past its
+  // queue limit.
+  auto start = Clock::now();
+  int acked = 0;
+  for (int i = 0; i < rounds; ++i) {
+    client.send(zmq::message_t(payload.data(), payload.size()), zmq::send_flags::none);
+    for (; i + 1 - acked >= 256; ++acked) {
+      zmq::message_t ack;
+      (void)client.recv(ack);
+    }
+  }
+  for (; acked < rounds; ++acked) {
+    zmq::message_t ack;
+    (void)client.recv(ack);
+  }
+  double stream = seconds(start);
+  start = Clock::now();
+  for (int i = 0; i < rounds; ++i) {
+    client.send(zmq::message_t("?", 1), zmq::send_flags::none);
+    zmq::message_t reply;
+    (void)client.recv(reply);
+  }
+  double roundTrip = seconds(start);
+  echo.join();
+  return {stream, roundTrip};
+}
+
 /// Push and pull of one [n, 1] f32 parameter through a sync pserver (pushes are stored, never
 /// applied: no barrier is sent), so the figures are the runtime's alone.
 static void pushPull(int64_t bytes) {
@@ -65,12 +117,15 @@ static void pushPull(int64_t bytes) {
   double pull = seconds(start);
   exitOnErr(comm.complete());
   server.get();
+  auto [stream, roundTrip] = rawZmq(bytes, rounds);
   auto gbps = [&](double s) { return static_cast<double>(bytes) * rounds / s / 1e9; };
-  llvm::outs() << llvm::formatv("{0,10} {1,8} {2,12:f3} {3,12:f3} {4,12:f1} {5,12:f1}\n",
-                                bytes >= (1 << 20) ? std::to_string(bytes >> 20) + " MiB"
-                                                   : std::to_string(bytes >> 10) + " KiB",
-                                rounds, gbps(push), gbps(pull), push / rounds * 1e6,
-                                pull / rounds * 1e6);
+  llvm::outs() << llvm::formatv(
+      "{0,10} {1,7} {2,10:f3} {3,10:f3} {4,10:f3} {5,10:f3} {6,9:f1} {7,9:f1} {8,9:f2} {9,9:f2} "
+      "{10,9:f2}\n",
+      bytes >= (1 << 20) ? std::to_string(bytes >> 20) + " MiB"
+                         : std::to_string(bytes >> 10) + " KiB",
+      rounds, gbps(push), gbps(stream), gbps(pull), gbps(roundTrip), pull / rounds * 1e6,
+      roundTrip / rounds * 1e6, stream / push, stream / pull, pull / roundTrip);
 }
 
 static RecipeSpec mlpSpec(const std::string &images, const std::string &labels) {
@@ -138,8 +193,10 @@ static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers
 int main() {
   llvm::outs() << llvm::formatv("machine: {0} cores, 127.0.0.1, one trainer and one pserver\n",
                                 std::thread::hardware_concurrency());
-  llvm::outs() << llvm::formatv("{0,10} {1,8} {2,12} {3,12} {4,12} {5,12}\n", "tensor", "rounds",
-                                "push GB/s", "pull GB/s", "push us", "pull us");
+  llvm::outs() << llvm::formatv(
+      "{0,10} {1,7} {2,10} {3,10} {4,10} {5,10} {6,9} {7,9} {8,9} {9,9} {10,9}\n", "tensor",
+      "rounds", "push GB/s", "stream", "pull GB/s", "raw RTT", "pull us", "raw us", "push/strm",
+      "pull/strm", "pull/RTT");
   for (int64_t bytes : {int64_t(4) << 10, int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20})
     pushPull(bytes);
 

@@ -1,6 +1,8 @@
 // Encoding, decoding and checking runtime messages.
 #include "runtime/protocol.h"
 
+#include <cstdlib>
+
 #include <cstring>
 
 #include "ir/error.h"
@@ -35,6 +37,8 @@ llvm::StringRef kindName(proto::MsgKind kind) {
 std::string zmqAddress(llvm::StringRef endpoint) { return ("tcp://" + endpoint).str(); }
 
 std::optional<std::string> localIpcAddress(llvm::StringRef endpoint) {
+  if (const char *tcp = std::getenv("OAR_LOCAL_TCP"); tcp && *tcp == '1')
+    return std::nullopt;
   auto [host, port] = endpoint.rsplit(':');
   bool loopback = host.startswith("127.") || host == "localhost";
   if (!loopback || port.empty() || port == "0")

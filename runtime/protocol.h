@@ -53,6 +53,7 @@ std::string zmqAddress(llvm::StringRef endpoint);
 /// (`ipc://@oar-127.0.0.1:6170`): it moves a step's tensors with less CPU than TCP over
 /// loopback. nullopt for an endpoint that is not a loopback address. The name is tied to the
 /// TCP port the pserver holds, so no two pservers of a host (and network namespace) share it.
+/// OAR_LOCAL_TCP=1 in the environment turns this off (TCP everywhere).
 std::optional<std::string> localIpcAddress(llvm::StringRef endpoint);
 /// Where a trainer connects for `endpoint`: its local IPC address, else TCP.
 std::string connectAddress(llvm::StringRef endpoint);
