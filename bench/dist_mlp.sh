@@ -8,6 +8,7 @@
 # Aggregate samples/s sums each trainer's rate over its steps after the first (its summary
 # line). Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH]   (after scripts/setup.sh)
 set -euo pipefail
+torchSteps=${1:-200}
 cd "$(dirname "$0")/.."
 b=build
 data=/usr/share/datasets/fashion-mnist
@@ -46,13 +47,20 @@ done
 py=/usr/bin/python3
 [ -x $py ] || py=python3
 if $py -c 'import torch' 2>/dev/null; then
-  export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-  port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  torch=$($py bench/torch_rpc_ps.py --trainers 2 --threads 1 --steps "${1:-200}" --port "$port" \
-    --images $data/train-images-idx3-ubyte.gz --labels $data/train-labels-idx1-ubyte.gz |
-    awk '/aggregate_samples_per_sec/ {printf "%.0f", $2}')
-  printf '%-28s %12s\n' "torch rpc: 2 trainers x 1 ps" "$torch"
+  # Torch set up fairly (OpenBLAS with pthreads, the right core type), 1 thread per process.
+  torchEnv=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+            OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1)
+  # The best of 3 runs: its rate varies more from run to run than oar's does.
+  torch=0
+  for run in 1 2 3; do
+    port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    r=$("${torchEnv[@]}" $py bench/torch_rpc_ps.py --trainers 2 --threads 1 --steps "$torchSteps" --port "$port" \
+      --images $data/train-images-idx3-ubyte.gz --labels $data/train-labels-idx1-ubyte.gz 2>/dev/null |
+      awk '/aggregate_samples_per_sec/ {printf "%.0f", $2}')
+    echo "torch rpc run $run: $r samples/s"
+    [ "${r:-0}" -gt "$torch" ] && torch=$r
+  done
+  printf '%-28s %12s\n' "torch rpc: 2 trainers x 1 ps" "$torch (best of 3)"
   for job in "1 2 sync" "2 2 sync"; do
     set -- $job
     echo "oar sync, 2 trainers x $1 pservers / torch rpc: $(awk -v a="${oar[$job]}" -v b="$torch" 'BEGIN {printf "%.2f", a / b}')"
