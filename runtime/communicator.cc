@@ -222,7 +222,8 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
 
 llvm::Error Communicator::getVars(const std::vector<std::string> &names,
                                   const std::vector<std::string> &endpoints,
-                                  const std::vector<Tensor *> &out) {
+                                  const std::vector<Tensor *> &out,
+                                  const std::vector<std::pair<std::string, std::string>> &ahead) {
   bool allPrefetched = llvm::all_of(names, [&](const std::string &n) {
     auto it = prefetched_.find(n);
     return it != prefetched_.end();
@@ -239,15 +240,21 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   for (size_t i = 0; i < names.size(); ++i)
     reqs.push_back(
         {makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
+  for (const auto &[var, ep] : ahead)
+    reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_), nullptr, ep});
   auto replies = roundTrip(reqs, "receiving");
   if (!replies)
     return replies.takeError();
+  prefetched_.clear();
   for (size_t i = 0; i < replies->size(); ++i) {
     Message &m = (*replies)[i];
-    if (m.header.var() != names[i] || !m.hasTensor())
-      return makeError("{0}: pserver {1} answered {2} with {3}", who(), endpoints[i], names[i],
-                       m.header.var());
-    m.copyInto(*out[i]);
+    if (m.header.var() != reqs[i].header.var() || !m.hasTensor())
+      return makeError("{0}: pserver {1} answered {2} with {3}", who(), reqs[i].endpoint,
+                       reqs[i].header.var(), m.header.var());
+    if (i < names.size())
+      m.copyInto(*out[i]);
+    else
+      prefetched_.emplace(m.header.var(), std::move(m));
   }
   return llvm::Error::success();
 }

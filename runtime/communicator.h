@@ -30,9 +30,12 @@ public:
   llvm::Error sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
                        const std::vector<std::string> &endpoints,
                        proto::MsgKind kind = proto::SEND_VAR);
-  /// Fetches each var from its endpoint into `out[i]` (reusing its buffer when it fits).
+  /// Fetches each var from its endpoint into `out[i]` (reusing its buffer when it fits). Vars
+  /// fetched ahead (a SEND_BARRIER's, or `ahead`'s) are taken without a request. `ahead` (var,
+  /// endpoint) are fetched in the same round trip and kept for the getVars that asks for them.
   llvm::Error getVars(const std::vector<std::string> &names,
-                      const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out);
+                      const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out,
+                      const std::vector<std::pair<std::string, std::string>> &ahead = {});
   /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver. A SEND_BARRIER also asks for
   /// `prefetch` (var, endpoint): the vars the step's recvs will fetch, which a pserver answers
   /// once it has applied the step. Barrier and fetches then take one round trip, and the recvs

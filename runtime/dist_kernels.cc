@@ -31,28 +31,21 @@ llvm::Error sendKernel(KernelContext &ctx) {
   return (*env)->comm->sendVars(vars, eps);
 }
 
-llvm::Error recvKernel(KernelContext &ctx) {
-  auto env = envOf(ctx, true);
-  if (!env)
-    return env.takeError();
-  auto names = opOutputs(ctx.op(), "Out");
-  std::vector<Tensor *> out;
-  for (const std::string &n : names)
-    out.push_back(&ctx.scope().get(n));
-  return (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), out);
-}
-
-/// The (var, endpoint) pairs the recv ops between `barrier` and the next fetch_barrier fetch.
-std::vector<std::pair<std::string, std::string>> recvsAfter(const proto::Block &block,
-                                                            const proto::Op &barrier) {
+/// The (var, endpoint) pairs that the recv ops after `from` fetch: up to the next fetch_barrier,
+/// or with `adjacentOnly`, only the recvs right after it.
+std::vector<std::pair<std::string, std::string>>
+recvsAfter(const proto::Block &block, const proto::Op &from, bool adjacentOnly) {
   std::vector<std::pair<std::string, std::string>> vars;
   int i = 0;
-  while (i < block.ops_size() && &block.ops(i) != &barrier)
+  while (i < block.ops_size() && &block.ops(i) != &from)
     ++i;
   for (++i; i < block.ops_size() && block.ops(i).type() != "fetch_barrier"; ++i) {
     const proto::Op &op = block.ops(i);
-    if (op.type() != "recv")
+    if (op.type() != "recv") {
+      if (adjacentOnly)
+        break;
       continue;
+    }
     const proto::Attr *epmap = findAttr(op, "epmap");
     auto outs = opOutputs(op, "Out");
     if (!epmap || epmap->strings().v_size() != static_cast<int>(outs.size()))
@@ -63,13 +56,29 @@ std::vector<std::pair<std::string, std::string>> recvsAfter(const proto::Block &
   return vars;
 }
 
+// A run of recv ops (one per param, as the transpiler writes them) is fetched in one round trip
+// by its first op; the others find their replies waiting.
+llvm::Error recvKernel(KernelContext &ctx) {
+  auto env = envOf(ctx, true);
+  if (!env)
+    return env.takeError();
+  auto names = opOutputs(ctx.op(), "Out");
+  std::vector<Tensor *> out;
+  for (const std::string &n : names)
+    out.push_back(&ctx.scope().get(n));
+  std::vector<std::pair<std::string, std::string>> ahead;
+  if ((*env)->program && (*env)->program->blocks_size() > 0)
+    ahead = recvsAfter((*env)->program->blocks(0), ctx.op(), /*adjacentOnly=*/true);
+  return (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), out, ahead);
+}
+
 llvm::Error sendBarrierKernel(KernelContext &ctx) {
   auto env = envOf(ctx, true);
   if (!env)
     return env.takeError();
   std::vector<std::pair<std::string, std::string>> prefetch;
   if ((*env)->program)
-    prefetch = recvsAfter((*env)->program->blocks(0), ctx.op());
+    prefetch = recvsAfter((*env)->program->blocks(0), ctx.op(), /*adjacentOnly=*/false);
   return (*env)->comm->barrier(proto::SEND_BARRIER, prefetch);
 }
 
