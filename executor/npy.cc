@@ -90,12 +90,17 @@ llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
   } else
     return makeError("{0}: dtype '{1}' is not supported (use float32, float64, int32 or int64)",
                      path, descr);
-  Tensor t(dtype, dims);
+  // Check the shape against the bytes in the file before allocating anything: a header may
+  // promise far more than the file holds.
   llvm::StringRef payload = bytes.drop_front(offset + headerLen);
-  size_t want = widenU8 ? static_cast<size_t>(t.numel()) : t.bytes();
+  uint64_t want = widenU8 ? 1 : dtypeSize(dtype);
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(want, static_cast<uint64_t>(d), &want))
+      return makeError("{0}: shape {1} in the .npy header is too large", path, dimsString(dims));
   if (payload.size() != want)
     return makeError("{0}: data is {1} bytes but shape {2} needs {3}", path, payload.size(),
                      dimsString(dims), want);
+  Tensor t(dtype, dims);
   if (widenU8)
     for (int64_t i = 0; i < t.numel(); ++i)
       t.data<int64_t>()[i] = static_cast<uint8_t>(payload[i]);
@@ -130,8 +135,11 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   os << static_cast<char>(len & 0xff) << static_cast<char>(len >> 8) << header;
   os.write(static_cast<const char *>(t.raw()), t.bytes());
   os.close();
-  if (os.has_error())
-    return makeError("{0}: write failed: {1}", path, os.error().message());
+  if (os.has_error()) {
+    std::error_code failed = os.error();
+    os.clear_error(); // an error left set makes the stream's destructor abort the process
+    return makeError("{0}: write failed: {1}", path, failed.message());
+  }
   return llvm::Error::success();
 }
 

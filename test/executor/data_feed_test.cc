@@ -133,3 +133,29 @@ TEST_CASE("npy files round trip with dtype and shape", "[executor][data]") {
   std::ofstream(dir + "/bad.npy") << "not numpy";
   CHECK_THAT(errorText(readNpy(dir + "/bad.npy")), Contains("bad.npy: not a .npy file"));
 }
+
+TEST_CASE("an npy header promising more than the file holds is refused before allocating",
+          "[executor][data]") {
+  std::string dir = scratchDir("npy_huge");
+  // A 180-byte file whose header claims 99999999999 x 13 floats (about 5 TB).
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 13), }";
+  header.append(117 - header.size(), ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + char(header.size()) + '\0' + header;
+  bytes.append(180 - bytes.size(), '\0');
+  writeFile(dir + "/huge.npy", bytes);
+  CHECK_THAT(errorText(readNpy(dir + "/huge.npy")),
+             Contains("huge.npy: data is 52 bytes but shape [99999999999,13] needs 5199999999948"));
+  // Dims whose product overflows 64 bits.
+  std::string over = header;
+  over.replace(over.find("99999999999, 13"), 15, "4611686018427387904, 8");
+  writeFile(dir + "/over.npy",
+            std::string("\x93NUMPY\x01\x00", 8) + char(over.size()) + '\0' + over);
+  CHECK_THAT(errorText(readNpy(dir + "/over.npy")),
+             Contains("over.npy: shape") && Contains("is too large"));
+}
+
+TEST_CASE("a full disk while writing an npy file is an error, not an abort", "[executor][data]") {
+  Tensor t = Tensor::fromVector<float>({1024}, std::vector<float>(1024, 1.0f));
+  CHECK_THAT(errorText(writeNpy("/dev/full", t)), Contains("/dev/full: write failed"));
+}
