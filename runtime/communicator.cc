@@ -54,12 +54,23 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
       }
       dropped = true;
     }
-    if (dropped && c.connected && !c.completed)
-      return makeError("{0}: lost the connection to pserver {1} while {2}{3} (waiting on {4}); "
-                       "is it running?",
-                       who(), ep, what,
-                       waitingOn.header.var().empty() ? "" : " " + waitingOn.header.var(),
-                       waitingOn.endpoint);
+    if (!dropped || !c.connected || c.completed)
+      continue;
+    // A pserver that failed says why before it leaves: an error among the replies it left
+    // queued beats "lost". (The connection is over, so reading them out of turn is harmless.)
+    while (auto frames = receiveFrames(*c.socket, std::chrono::milliseconds(0))) {
+      auto msg = decodeMessage(*frames, 0);
+      if (!msg)
+        llvm::consumeError(msg.takeError());
+      else if (msg->header.kind() == proto::REPLY_ERROR)
+        return makeError("{0}: pserver {1} failed while {2}: {3}", who(), ep, what,
+                         msg->header.error());
+    }
+    return makeError("{0}: lost the connection to pserver {1} while {2}{3} (waiting on {4}); "
+                     "is it running?",
+                     who(), ep, what,
+                     waitingOn.header.var().empty() ? "" : " " + waitingOn.header.var(),
+                     waitingOn.endpoint);
   }
   return llvm::Error::success();
 }

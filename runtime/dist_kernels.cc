@@ -94,7 +94,10 @@ llvm::Error listenAndServKernel(KernelContext &ctx) {
   if (!(*env)->program)
     return makeError("listen_and_serv needs the pserver program in its environment");
   PserverLoop loop(*(*env)->program, ctx.scope(), (*env)->pserver);
-  return loop.run();
+  llvm::Error err = loop.run();
+  // The executor adds context to errors as text; keep what kind of failure this was.
+  (*env)->trainersFailed = err && err.isA<TrainersFailedError>();
+  return err;
 }
 
 /// Rows (elements for rank 1) of `t` as a [rows, rest] view: the offset and size of a block.

@@ -12,6 +12,7 @@ struct RunEnv {
   PserverOptions pserver;                  ///< used by listen_and_serv
   int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)
   bool forceGeoSync = false;               ///< sync now whatever the step (the final flush)
+  bool trainersFailed = false; ///< listen_and_serv ended because trainers reported errors
 };
 
 } // namespace oar::runtime

@@ -15,6 +15,7 @@
 
 #include "executor/threads.h"
 #include "ir/error.h"
+#include "runtime/pserver.h"
 #include "runtime/signals.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -189,6 +190,10 @@ llvm::Error launch(const LaunchOptions &opts) {
   // Wait for every node; the first failure stops the rest.
   auto began = std::chrono::steady_clock::now();
   Node *failed = nullptr;
+  // A node that exited with kExitOtherNodeFailed, and when: the node it names as the cause
+  // usually exits a moment later, and that one is reported.
+  Node *followedFailure = nullptr;
+  std::chrono::steady_clock::time_point followedAt;
   std::string reason;
   for (;;) {
     bool allDone = true;
@@ -197,14 +202,23 @@ llvm::Error launch(const LaunchOptions &opts) {
         continue;
       if (waitpid(n->pid, &n->status, WNOHANG) == n->pid) {
         n->done = true;
-        if (!(WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0) && !failed) {
+        bool ok = WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
+        bool consequence = WIFEXITED(n->status) && WEXITSTATUS(n->status) == kExitOtherNodeFailed;
+        if (!ok && !failed && !consequence) {
           failed = n.get();
           reason = describeStatus(n->status);
         }
+        if (consequence && !followedFailure)
+          followedFailure = n.get(), followedAt = std::chrono::steady_clock::now();
       } else {
         allDone = false;
       }
     }
+    bool causeOverdue =
+        followedFailure &&
+        (allDone || std::chrono::steady_clock::now() - followedAt > std::chrono::seconds(2));
+    if (!failed && causeOverdue)
+      failed = followedFailure, reason = describeStatus(followedFailure->status);
     if (allDone || failed)
       break;
     if (stopRequested()) {

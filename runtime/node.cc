@@ -194,8 +194,11 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   if (!opts.loadDir.empty())
     if (llvm::Error err = loadBlocks(progs.main, *listen, scope, opts.loadDir))
       return err;
-  if (llvm::Error err = exec.run(progs.main, scope, 0))
+  if (llvm::Error err = exec.run(progs.main, scope, 0)) {
+    if (env.trainersFailed)
+      return llvm::make_error<TrainersFailedError>(llvm::toString(std::move(err)));
     return err;
+  }
   if (!opts.saveDir.empty())
     return savePersistables(
         progs.main, scope,

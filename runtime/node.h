@@ -40,7 +40,8 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
 
 /// Runs startup (or loads whole params from loadDir, sliced to this pserver's blocks), serves
 /// until every trainer completed, then saves its blocks and optimizer state to
-/// saveDir/pserver.<i>/.
+/// saveDir/pserver.<i>/. A run that ended because trainers reported errors is a
+/// TrainersFailedError, and saves nothing.
 llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts);
 
 } // namespace oar::runtime

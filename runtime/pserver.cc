@@ -13,6 +13,8 @@
 
 namespace oar::runtime {
 
+char TrainersFailedError::ID = 0;
+
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -40,6 +42,7 @@ struct PserverLoop::Impl {
 
   std::vector<int64_t> barrierRound, lastStep;
   std::vector<bool> completed, lost;
+  std::map<int64_t, std::string> failures; ///< trainers that completed with an error, and why
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
   std::vector<PendingGet> pending;
@@ -233,8 +236,18 @@ struct PserverLoop::Impl {
                        lastStep[t]);
     if (completed[t] && h.kind() != proto::COMPLETE)
       return makeError("trainer {0} already completed", t);
+    // Only an accepted message moves a trainer's clock: a refused one (a forged HELLO with a
+    // huge step, say) must not lock the real trainer out.
+    if (llvm::Error err = dispatch(peer, m, t))
+      return err;
     lastSeen[t] = Clock::now();
     lastStep[t] = h.step();
+    return llvm::Error::success();
+  }
+
+  /// Acts on one message of trainer `t` that passed handle()'s checks.
+  llvm::Error dispatch(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
     switch (h.kind()) {
     case proto::HELLO:
       if (h.mode() != mode || h.trainers() != fanin || h.plan_digest() != digest)
@@ -285,6 +298,8 @@ struct PserverLoop::Impl {
       return llvm::Error::success();
     case proto::COMPLETE:
       completed[t] = true;
+      if (!h.error().empty())
+        failures[t] = h.error();
       log("trainer " + std::to_string(t) +
           (h.error().empty() ? " completed" : " left after an error: " + h.error()));
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
@@ -402,6 +417,15 @@ struct PserverLoop::Impl {
     if (!lostIds.empty())
       return makeError("pserver {0}: trainer(s) {1} were lost before completing", endpoint,
                        listTrainers(lostIds));
+    if (!failures.empty()) { // the job failed: no success, and so no save
+      std::vector<int64_t> ids;
+      for (const auto &[t, why] : failures)
+        ids.push_back(t);
+      return llvm::make_error<TrainersFailedError>(
+          llvm::formatv("pserver {0}: trainer(s) {1} failed; the first: {2}", endpoint,
+                        listTrainers(ids), failures.begin()->second)
+              .str());
+    }
     log("all trainers completed");
     return llvm::Error::success();
   }

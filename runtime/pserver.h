@@ -21,6 +21,22 @@ struct PserverOptions {
 /// step, the optimize blocks average the live trainers' copies and update; a trainer's get_var
 /// is answered once the server has applied every step that trainer closed.
 /// Async: each gradient runs its optimize block on arrival. GEO: each delta is added on arrival.
+/// The exit status of a node that failed only because another node of the job failed first (a
+/// pserver whose trainers reported errors): oar-launch names the node that failed first.
+inline constexpr int kExitOtherNodeFailed = 3;
+
+/// A pserver's run ended because trainers completed with errors (the text names them).
+class TrainersFailedError : public llvm::ErrorInfo<TrainersFailedError> {
+public:
+  static char ID;
+  explicit TrainersFailedError(std::string message) : message_(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message_; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+private:
+  std::string message_;
+};
+
 class PserverLoop {
 public:
   /// `program` holds block 0 with listen_and_serv and the optimize blocks.

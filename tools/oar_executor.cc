@@ -12,6 +12,7 @@
 #include "executor/trainer.h"
 #include "ir/verify.h"
 #include "runtime/node.h"
+#include "runtime/pserver.h"
 #include "runtime/signals.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
@@ -268,7 +269,12 @@ int main(int argc, char **argv) {
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
 
   if (c.role == "pserver") {
-    exitOnErr(oar::runtime::runPserver(progs, opts));
+    if (Error err = oar::runtime::runPserver(progs, opts)) {
+      // Failing because a trainer failed gets its own status, so a launcher names the trainer.
+      bool consequence = err.isA<oar::runtime::TrainersFailedError>();
+      errs() << "oar-executor: error: " << toString(std::move(err)) << "\n";
+      return consequence ? oar::runtime::kExitOtherNodeFailed : 1;
+    }
     return 0;
   }
   exitOnErr(oar::applyFeedOverrides(progs.main, feedOverrides(),

@@ -168,13 +168,44 @@ TEST_CASE("the role comes from Paddle's variables or from TF_CONFIG", "[runtime]
   CHECK_THAT(errorText(clusterFromEnv(get)), Contains("TF_CONFIG is not valid JSON"));
 }
 
-TEST_CASE("a pserver refuses to start when another process holds its local IPC name",
-          "[runtime]") {
+TEST_CASE("a pserver refuses to start when another process holds its local IPC name", "[runtime]") {
   OnePserverJob job;
   zmq::context_t ctx;
   zmq::socket_t squatter(ctx, zmq::socket_type::router);
   squatter.bind(*localIpcAddress(job.endpoint)); // where local trainers would connect
   std::string result = job.serve().get();
-  CHECK_THAT(result, Contains("ipc://@oar-" + job.endpoint) &&
-                         Contains("another process holds the name"));
+  CHECK_THAT(result,
+             Contains("ipc://@oar-" + job.endpoint) && Contains("another process holds the name"));
+}
+
+TEST_CASE("a refused HELLO changes nothing: the real trainer still gets in", "[runtime]") {
+  OnePserverJob job;
+  auto server = job.serve();
+  zmq::context_t ctx;
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(zmqAddress(job.endpoint));
+  proto::MsgHeader forged = makeHeader(proto::HELLO, "", 0, 1000000000000);
+  forged.set_mode("sync");
+  forged.set_trainers(2);
+  forged.set_plan_digest("not this job");
+  proto::MsgHeader h = rawRequest(raw, {forged.SerializeAsString(), ""});
+  CHECK(h.kind() == proto::REPLY_ERROR);
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job())); // at step 0, after the refused step 10^12
+  REQUIRE_OK(t1.connect(job.job()));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
+}
+
+TEST_CASE("a pserver whose trainer failed ends with an error naming it, not success", "[runtime]") {
+  OnePserverJob job;
+  auto server = job.serve();
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete("step 3: loss is nan"));
+  CHECK_THAT(server.get(), Contains("trainer(s) 1 failed; the first: step 3: loss is nan"));
 }
