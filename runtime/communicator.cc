@@ -56,6 +56,7 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
     }
     if (!dropped || !c.connected || c.completed)
       continue;
+    c.lost = true;
     // A pserver that failed says why before it leaves: an error among the replies it left
     // queued beats "lost". (The connection is over, so reading them out of turn is harmless.)
     while (auto frames = receiveFrames(*c.socket, std::chrono::milliseconds(0))) {
@@ -83,6 +84,7 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
   for (;;) {
     try {
       sendMessage(s, r.header, r.tensor);
+      highestStepSent_ = std::max(highestStepSent_, r.header.step());
       if (r.header.kind() == proto::COMPLETE) // from now on it may leave
         connections_[r.endpoint].completed = true;
       return llvm::Error::success();
@@ -98,6 +100,10 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
                                                  std::chrono::milliseconds timeout) {
   auto start = std::chrono::steady_clock::now();
   std::optional<std::vector<zmq::message_t>> frames;
+  if (auto it = connections_.find(r.endpoint); it != connections_.end() && it->second.lost)
+    return makeError("{0}: pserver {1} is gone (its connection was lost); not waiting for it "
+                     "while {2}",
+                     who(), r.endpoint, what);
   while (!frames) { // wake up now and then to honour SIGTERM and notice dropped pservers
     auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - start);
@@ -308,10 +314,14 @@ Communicator::barrier(proto::MsgKind kind,
 
 llvm::Error Communicator::complete(const std::string &failure) {
   llvm::Error result = llvm::Error::success();
-  proto::MsgHeader header = makeHeader(proto::COMPLETE, "", trainerId_, step_);
+  proto::MsgHeader header =
+      makeHeader(proto::COMPLETE, "", trainerId_, std::max(step_, highestStepSent_));
   header.set_error(failure);
   for (const std::string &ep : endpoints_) {
-    auto reply = roundTrip({{header, nullptr, ep}}, "completing");
+    // A pserver that is gone cannot be told; the others are, each within a short wait, so a
+    // failed job ends in seconds instead of a reply timeout per dead pserver.
+    auto reply = roundTrip({{header, nullptr, ep}}, "completing",
+                           std::min(timeouts_.reply, std::chrono::milliseconds(5000)));
     if (!reply)
       result = llvm::joinErrors(std::move(result), reply.takeError());
   }

@@ -83,12 +83,14 @@ private:
     std::unique_ptr<zmq::socket_t> monitor; ///< ZMQ_EVENT_DISCONNECTED events of `socket`
     bool connected = false;                 ///< a reply came back: disconnects matter from now
     bool completed = false;                 ///< we said `complete`: it may go away
+    bool lost = false; ///< it closed the connection before we completed: never wait on it again
   };
 
   int64_t trainerId_;
   std::vector<std::string> endpoints_;
   Timeouts timeouts_;
   int64_t step_ = 0;
+  int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;

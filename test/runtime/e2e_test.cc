@@ -1,5 +1,6 @@
 // Whole jobs as real processes on 127.0.0.1: equality with single-machine training, convergence
 // of async and GEO, and failures that must end every node instead of hanging it.
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -164,6 +165,19 @@ TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint"
   std::string endpoint = "127.0.0.1:" + std::to_string(ports[1]);
   CHECK_THAT(readFile(dir + "/run/trainer.0.log"), Contains("pserver " + endpoint));
   CHECK_THAT(readFile(dir + "/run/trainer.1.log"), Contains("pserver " + endpoint));
+}
+
+TEST_CASE("a killed pserver ends the job in seconds with the default timeouts",
+          "[e2e][runtime][fault]") {
+  std::string dir = scratchDir("e2e_kill_pserver_fast");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
+  auto start = std::chrono::steady_clock::now();
+  std::string out = runJob(dir + "/model", dir + "/run", "pserver.1", "1.5", "--mode sync");
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(out);
+  CHECK_THAT(out, Contains("trainer.0 1") && Contains("trainer.1 1"));
+  // Before, each trainer waited a whole reply timeout (60 s) to tell the dead pserver it left.
+  CHECK(secs < 20);
 }
 
 TEST_CASE("2 pservers and 2 trainers train across four network namespaces",
