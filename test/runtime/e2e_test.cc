@@ -113,9 +113,13 @@ TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[
         run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 --mode=" + mode +
             " --save " + save + " " + dir + "/model -- --geo-k-steps 10");
     INFO(mode << "\n" << out);
-    size_t first = out.find("first loss ");
-    REQUIRE(first != std::string::npos);
-    CHECK(std::stod(out.substr(first + 11)) > 400.0);
+    // The trainer that stepped first saw the initial params (async: the other may start after
+    // its updates, from a lower loss).
+    double highestFirst = 0;
+    for (size_t at = out.find("first loss "); at != std::string::npos;
+         at = out.find("first loss ", at + 1))
+      highestFirst = std::max(highestFirst, std::stod(out.substr(at + 11)));
+    CHECK(highestFirst > 400.0);
     // The pservers' final blocks (whole params here: neither is split) as one checkpoint.
     for (const char *ps : {"/pserver.0", "/pserver.1"})
       run("cp " + save + ps + "/*.npy " + save + "/");
