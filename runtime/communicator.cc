@@ -237,15 +237,15 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
   return llvm::Error::success();
 }
 
+bool Communicator::prefetched(const std::vector<std::string> &names) const {
+  return llvm::all_of(names, [&](const std::string &n) { return prefetched_.count(n) > 0; });
+}
+
 llvm::Error Communicator::getVars(const std::vector<std::string> &names,
                                   const std::vector<std::string> &endpoints,
                                   const std::vector<Tensor *> &out,
                                   const std::vector<std::pair<std::string, std::string>> &ahead) {
-  bool allPrefetched = llvm::all_of(names, [&](const std::string &n) {
-    auto it = prefetched_.find(n);
-    return it != prefetched_.end();
-  });
-  if (allPrefetched) { // fetched with the step's barrier
+  if (prefetched(names)) { // fetched ahead (with the step's barrier, or by an earlier recv)
     for (size_t i = 0; i < names.size(); ++i) {
       auto it = prefetched_.find(names[i]);
       it->second.copyInto(*out[i]);

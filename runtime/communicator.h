@@ -36,6 +36,8 @@ public:
   llvm::Error getVars(const std::vector<std::string> &names,
                       const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out,
                       const std::vector<std::pair<std::string, std::string>> &ahead = {});
+  /// Whether every var of `names` was fetched ahead and waits to be taken by getVars.
+  bool prefetched(const std::vector<std::string> &names) const;
   /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver. A SEND_BARRIER also asks for
   /// `prefetch` (var, endpoint): the vars the step's recvs will fetch, which a pserver answers
   /// once it has applied the step. Barrier and fetches then take one round trip, and the recvs

@@ -66,8 +66,9 @@ llvm::Error recvKernel(KernelContext &ctx) {
   std::vector<Tensor *> out;
   for (const std::string &n : names)
     out.push_back(&ctx.scope().get(n));
+  // Only the first recv of a run looks for the rest; the others find their replies waiting.
   std::vector<std::pair<std::string, std::string>> ahead;
-  if ((*env)->program && (*env)->program->blocks_size() > 0)
+  if (!(*env)->comm->prefetched(names) && (*env)->program && (*env)->program->blocks_size() > 0)
     ahead = recvsAfter((*env)->program->blocks(0), ctx.op(), /*adjacentOnly=*/true);
   return (*env)->comm->getVars(names, ctx.attrs().getStrings("epmap"), out, ahead);
 }

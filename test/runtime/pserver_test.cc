@@ -49,6 +49,14 @@ struct OnePserverJob {
   JobIdentity job() const { return {"sync", 2, r.plan.digest()}; }
 };
 
+/// A bare DEALER connected to a pserver, for messages no Communicator would send.
+zmq::socket_t rawClient(zmq::context_t &ctx, const std::string &endpoint) {
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(zmqAddress(endpoint));
+  return raw;
+}
+
 /// Sends raw frames and returns the reply header.
 proto::MsgHeader rawRequest(zmq::socket_t &s, std::vector<std::string> frames) {
   for (size_t i = 0; i < frames.size(); ++i)
@@ -78,9 +86,7 @@ TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps
   OnePserverJob job;
   auto server = job.serve();
   zmq::context_t ctx;
-  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
-  raw.set(zmq::sockopt::linger, 0);
-  raw.connect(zmqAddress(job.endpoint));
+  zmq::socket_t raw = rawClient(ctx, job.endpoint);
   std::string grad13(13 * 4, '\0');
 
   proto::MsgHeader h = rawRequest(raw, {"garbage bytes"});
@@ -182,9 +188,7 @@ TEST_CASE("a refused HELLO changes nothing: the real trainer still gets in", "[r
   OnePserverJob job;
   auto server = job.serve();
   zmq::context_t ctx;
-  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
-  raw.set(zmq::sockopt::linger, 0);
-  raw.connect(zmqAddress(job.endpoint));
+  zmq::socket_t raw = rawClient(ctx, job.endpoint);
   proto::MsgHeader forged = makeHeader(proto::HELLO, "", 0, 1000000000000);
   forged.set_mode("sync");
   forged.set_trainers(2);
