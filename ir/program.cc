@@ -264,8 +264,7 @@ static void setDense(proto::Var *v, DType dtype, llvm::ArrayRef<int64_t> dims) {
   v->set_kind(proto::DENSE_TENSOR);
   v->mutable_type()->set_dtype(dtype);
   v->mutable_type()->clear_dims();
-  for (int64_t d : dims)
-    v->mutable_type()->add_dims(d);
+  v->mutable_type()->mutable_dims()->Add(dims.begin(), dims.end());
 }
 
 proto::Var &declareVar(proto::Block &block, llvm::StringRef name, DType dtype,
@@ -285,10 +284,11 @@ VarTable::VarTable(proto::Block &block) : block_(block) {
 }
 
 proto::Var &VarTable::declare(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> dims) {
-  proto::Var *&v = index_[name];
+  proto::Var *v = index_.lookup(name);
   if (!v) {
     v = block_.add_vars();
     v->set_name(name.str());
+    index_[v->name()] = v; // the key views the stored name, not the caller's
   }
   setDense(v, dtype, dims);
   return *v;

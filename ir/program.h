@@ -8,6 +8,7 @@
 
 #include "ir/program.pb.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -102,7 +103,9 @@ public:
 
 private:
   proto::Block &block_;
-  llvm::StringMap<proto::Var *> index_;
+  /// Keys view each var's own name, so a declare costs no copy of the name (the transpiler
+  /// declares tens of thousands of vars); a var must not be renamed while the table lives.
+  llvm::DenseMap<llvm::StringRef, proto::Var *> index_;
 };
 
 /// A new empty program with its root block.

@@ -65,4 +65,12 @@ OpWriter &OpWriter::attr(llvm::StringRef name, llvm::ArrayRef<std::string> value
   return *this;
 }
 
+google::protobuf::RepeatedField<int64_t> &OpWriter::ints(llvm::StringRef name) {
+  return *addAttr(name).mutable_ints()->mutable_v();
+}
+
+OpWriter::Names &OpWriter::strings(llvm::StringRef name) {
+  return *addAttr(name).mutable_strings()->mutable_v();
+}
+
 } // namespace oar

@@ -26,6 +26,10 @@ public:
   OpWriter &attr(llvm::StringRef name, float value);
   OpWriter &attr(llvm::StringRef name, llvm::ArrayRef<int64_t> values);
   OpWriter &attr(llvm::StringRef name, llvm::ArrayRef<std::string> values);
+  /// A new int (string) list attr whose values the caller adds, so that a list made from the
+  /// plan needs no temporary vector.
+  google::protobuf::RepeatedField<int64_t> &ints(llvm::StringRef name);
+  Names &strings(llvm::StringRef name);
   proto::Op &op() { return op_; }
 
 private:

@@ -1,10 +1,9 @@
 // The pserver side of the DistributeTranspiler.
-#include <set>
-
 #include "ir/error.h"
 #include "ir/names.h"
 #include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -106,6 +105,7 @@ proto::Program buildPserverProgram(const TranspileInputs &in, size_t index) {
       if (mode == "sync") { // average the trainers' copies
         OpWriter sum(sub, "sum", proto::OPTIMIZE);
         OpWriter::Names &copies = sum.inputs("X");
+        copies.Reserve(static_cast<int>(trainers));
         for (int64_t t = 0; t < trainers; ++t) {
           std::string copy = trainerCopyName(b.gradName, static_cast<unsigned>(t));
           vars.declare(copy, p.dtype, b.dims);
@@ -140,7 +140,7 @@ llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, si
   proto::Program out = newProgram();
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
-  std::set<std::string> emitted;
+  llvm::DenseSet<llvm::StringRef> emitted; // shared state already initialised; views the plan
 
   auto writerOf = [&](llvm::StringRef var) -> llvm::Expected<const proto::Op *> {
     if (const proto::Op *op = in.startupWriters.lookup(var))
@@ -166,6 +166,7 @@ llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, si
     OpWriter split(block, "split", proto::FORWARD);
     split.input("X", var);
     OpWriter::Names &outs = split.outputs("Out");
+    outs.Reserve(static_cast<int>(p.blocks.size()));
     for (const VarBlock &b : p.blocks) {
       if (b.endpointIndex != index) {
         outs.Add(kEmptyVarName.str());

@@ -21,12 +21,22 @@ proto::Op distOp(llvm::StringRef type, const SlotMap &in, const SlotMap &out,
 
 // The per-param ops below list one name per block, so they are written in place (OpWriter).
 
+/// The "epmap" attr: the endpoint of each of a param's blocks.
+void addEpmap(OpWriter &op, const ParamPlan &p) {
+  OpWriter::Names &eps = op.strings("epmap");
+  eps.Reserve(static_cast<int>(p.blocks.size()));
+  for (const VarBlock &b : p.blocks)
+    eps.Add(std::string(b.endpoint));
+}
+
 /// split_byref of a param's grad into its blocks (when split), then send of the blocks.
 void appendSend(proto::Block &block, VarTable &vars, const ParamPlan &p) {
+  int numBlocks = static_cast<int>(p.blocks.size());
   if (p.split()) {
     OpWriter split(block, "split_byref", proto::DIST);
     split.input("X", p.grad);
     OpWriter::Names &outs = split.outputs("Out");
+    outs.Reserve(numBlocks);
     for (const VarBlock &b : p.blocks) {
       vars.declare(b.gradName, p.dtype, b.dims);
       outs.Add(std::string(b.gradName));
@@ -35,26 +45,23 @@ void appendSend(proto::Block &block, VarTable &vars, const ParamPlan &p) {
   }
   OpWriter send(block, "send", proto::DIST);
   OpWriter::Names &names = send.inputs("X");
-  std::vector<std::string> eps;
-  for (const VarBlock &b : p.blocks) {
+  names.Reserve(numBlocks);
+  for (const VarBlock &b : p.blocks)
     names.Add(std::string(b.gradName));
-    eps.push_back(b.endpoint);
-  }
-  send.attr("epmap", eps);
+  addEpmap(send, p);
 }
 
 /// recv of a param's blocks, for the main and the startup program.
 void appendRecv(proto::Block &block, VarTable &vars, const ParamPlan &p) {
   OpWriter recv(block, "recv", proto::DIST);
   OpWriter::Names &names = recv.outputs("Out");
-  std::vector<std::string> eps;
+  names.Reserve(static_cast<int>(p.blocks.size()));
   for (const VarBlock &b : p.blocks) {
     names.Add(std::string(b.name));
-    eps.push_back(b.endpoint);
     if (p.split())
       vars.declare(b.name, p.dtype, b.dims);
   }
-  recv.attr("epmap", eps);
+  addEpmap(recv, p);
 }
 
 void appendConcat(proto::Block &block, const ParamPlan &p) {
@@ -62,6 +69,7 @@ void appendConcat(proto::Block &block, const ParamPlan &p) {
     return;
   OpWriter concat(block, "concat", proto::DIST);
   OpWriter::Names &names = concat.inputs("X");
+  names.Reserve(static_cast<int>(p.blocks.size()));
   for (const VarBlock &b : p.blocks)
     names.Add(std::string(b.name));
   concat.output("Out", p.param).attr("axis", int64_t(0));

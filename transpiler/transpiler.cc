@@ -1,9 +1,13 @@
 // transpile() and writing its outputs.
 #include "transpiler/transpiler.h"
 
+#include <functional>
+#include <optional>
+
 #include "ir/error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace oar {
@@ -19,6 +23,36 @@ TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Progra
         startupWriters.try_emplace(n, &op);
 }
 
+namespace {
+
+/// Runs `jobs` on up to one thread per core and returns the error of the lowest-numbered job
+/// that failed, so the message does not depend on timing.
+llvm::Error runInParallel(llvm::ArrayRef<std::function<llvm::Error()>> jobs) {
+  std::vector<std::optional<llvm::Error>> errors(jobs.size());
+  {
+    unsigned cores = llvm::hardware_concurrency().compute_thread_count();
+    llvm::ThreadPool pool(llvm::hardware_concurrency(
+        std::min(cores, static_cast<unsigned>(std::max<size_t>(jobs.size(), 1)))));
+    for (size_t i = 0; i < jobs.size(); ++i)
+      pool.async([&, i] {
+        if (llvm::Error err = jobs[i]())
+          errors[i] = std::move(err);
+      });
+    pool.wait();
+  }
+  llvm::Error first = llvm::Error::success();
+  for (std::optional<llvm::Error> &err : errors)
+    if (err) {
+      if (first)
+        llvm::consumeError(std::move(*err));
+      else
+        first = std::move(*err);
+    }
+  return first;
+}
+
+} // namespace
+
 llvm::Expected<TranspileResult> transpile(const proto::Program &main, const proto::Program &startup,
                                           const DistributeConfig &config) {
   TranspileResult r;
@@ -27,18 +61,32 @@ llvm::Expected<TranspileResult> transpile(const proto::Program &main, const prot
     return plan.takeError();
   r.plan = std::move(*plan);
   TranspileInputs in(main, startup, r.plan);
-  auto trainer = buildTrainerProgram(in);
-  if (!trainer)
-    return trainer.takeError();
-  r.trainer = std::move(*trainer);
-  r.trainerStartup = buildTrainerStartup(in, r.trainer);
-  for (size_t i = 0; i < config.pservers.size(); ++i) {
-    r.pservers.push_back(buildPserverProgram(in, i));
-    auto ps = buildPserverStartup(in, i);
-    if (!ps)
-      return ps.takeError();
-    r.pserverStartups.push_back(std::move(*ps));
-  }
+  // The programs are independent given `in`, which the jobs only read, and each job writes only
+  // its own programs: building them in parallel cannot change what they hold. Most of the time
+  // goes to allocating messages, and glibc gives each thread its own heap.
+  size_t n = config.pservers.size();
+  r.pservers.resize(n);
+  r.pserverStartups.resize(n);
+  std::vector<std::function<llvm::Error()>> jobs;
+  jobs.push_back([&]() -> llvm::Error { // the largest job: start it first
+    auto trainer = buildTrainerProgram(in);
+    if (!trainer)
+      return trainer.takeError();
+    r.trainer = std::move(*trainer);
+    r.trainerStartup = buildTrainerStartup(in, r.trainer);
+    return llvm::Error::success();
+  });
+  for (size_t i = 0; i < n; ++i)
+    jobs.push_back([&, i]() -> llvm::Error {
+      r.pservers[i] = buildPserverProgram(in, i);
+      auto ps = buildPserverStartup(in, i);
+      if (!ps)
+        return ps.takeError();
+      r.pserverStartups[i] = std::move(*ps);
+      return llvm::Error::success();
+    });
+  if (llvm::Error err = runInParallel(jobs))
+    return err;
   return r;
 }
 
