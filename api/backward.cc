@@ -39,6 +39,35 @@ llvm::StringSet<> varsRequiringGrad(const proto::Block &block,
   return wanted;
 }
 
+/// Gives the vars `op` writes the kind its shape inference makes them: selected rows for a sparse
+/// lookup_table's W@GRAD and for sums of those, dense otherwise. An op whose inference fails
+/// keeps dense outputs; the verifier reports the failure with its context.
+void setOutputKinds(proto::Block &block, const proto::Op &op) {
+  const ops::OpSchema *schema = ops::lookupOp(op.type());
+  if (!schema || !schema->infer())
+    return;
+  llvm::StringMap<ops::VarType> types;
+  for (const std::string &n : allInputNames(op)) {
+    if (n == kEmptyVarName)
+      continue;
+    const proto::Var *v = findVar(block, n);
+    if (!v)
+      return;
+    types[n] = ops::varTypeOf(*v);
+  }
+  ops::InferContext ctx(op, *schema, [&](llvm::StringRef name) -> const ops::VarType * {
+    auto it = types.find(name);
+    return it == types.end() ? nullptr : &it->second;
+  });
+  if (llvm::Error err = schema->infer()(ctx)) {
+    llvm::consumeError(std::move(err));
+    return;
+  }
+  for (const auto &[name, type] : ctx.results())
+    if (proto::Var *v = findVar(block, name))
+      v->set_kind(type.kind);
+}
+
 } // namespace
 
 llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm::StringRef loss,
@@ -135,12 +164,15 @@ llvm::Expected<std::vector<ParamGrad>> appendBackward(proto::Program &prog, llvm
           if (++emitted[*of] >= expected.lookup(*of))
             finished.push_back(*of);
         }
+      setOutputKinds(block, op);
       append(std::move(op));
       for (const std::string &var : finished) {
         std::string g = gradName(var);
         if (expected.lookup(var) > 1) {
           declareGrad(g, var);
-          append(makeOp("sum", {{"X", pieces[var]}}, {{"Out", {g}}}, {}, proto::BACKWARD));
+          proto::Op sum = makeOp("sum", {{"X", pieces[var]}}, {{"Out", {g}}}, {}, proto::BACKWARD);
+          setOutputKinds(block, sum);
+          append(std::move(sum));
         }
         produced.insert(g);
       }

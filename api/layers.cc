@@ -84,6 +84,7 @@ void ModelBuilder::setFeed(const char *which, const FeedSpec &spec, proto::DataF
   feed.set_split(spec.split);
   feed.set_skip_header(spec.skipHeader);
   feed.set_limit(spec.limit);
+  feed.set_shuffle_buffer(spec.shuffleBuffer);
   if (llvm::Error err = checkFeed(feed, main_.blocks(0)))
     return fail(addContext(std::move(err), which));
   dst = std::move(feed);
@@ -163,10 +164,7 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
       const proto::Var *decl = findVar(block, v);
       if (!decl)
         return makeError("{0}: input {1} var \"{2}\" is not declared", type, slot, v);
-      ops::VarType t;
-      t.dtype = decl->type().dtype();
-      t.dims.assign(decl->type().dims().begin(), decl->type().dims().end());
-      types[v] = t;
+      types[v] = ops::varTypeOf(*decl);
     }
   ops::InferContext ctx(op, *schema, [&](llvm::StringRef n) -> const ops::VarType * {
     auto it = types.find(n.str());
@@ -176,7 +174,7 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
     if (llvm::Error err = schema->infer()(ctx))
       return addContext(std::move(err), type);
   for (const auto &[name, t] : ctx.results())
-    declareVar(block, name, t.dtype, t.dims);
+    declareVar(block, name, t.dtype, t.dims).set_kind(t.kind);
   *block.add_ops() = std::move(op);
   return names;
 }

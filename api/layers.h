@@ -23,16 +23,17 @@ struct Initializer {
 /// and setTestFeed. Aggregate, so C++20 designated initializers read well:
 /// `m.setTrainFeed({.format = "csv", .files = {"rows.csv"}, .columns = {x, y}, .batchSize = 20})`.
 struct FeedSpec {
-  std::string format;               ///< uci_housing | mnist_idx | npy | csv
+  std::string format;               ///< uci_housing | mnist_idx | npy | csv | criteo (streamed)
   std::vector<std::string> files;   ///< read in order; relative paths from the working directory
   std::vector<std::string> columns; ///< the var each column feeds, in the format's column order
   int64_t batchSize = 32;
   int64_t epochs = 1;   ///< passes over the rows (a test feed is always read once)
   bool shuffle = false; ///< reshuffle the rows every epoch, seeded by `seed`
   int64_t seed = 1;
-  std::string split;       ///< uci_housing: train | test | all (Paddle's 80/20 split)
-  bool skipHeader = false; ///< csv: the first line is a header
-  int64_t limit = 0;       ///< use only the first `limit` rows (0: all)
+  std::string split;         ///< uci_housing: train | test | all (Paddle's 80/20 split)
+  bool skipHeader = false;   ///< csv: the first line is a header
+  int64_t limit = 0;         ///< use only the first `limit` rows (0: all)
+  int64_t shuffleBuffer = 0; ///< streamed formats: rows held to shuffle (0: 65536)
 };
 
 /// Builds a model. Names follow Paddle: the i-th fc layer owns `fc_i.w_0` and `fc_i.b_0` and

@@ -48,6 +48,17 @@ std::string Optimizer::stateLike(ModelBuilder &model, llvm::StringRef param, llv
   return model.createPersistable(accumulatorName(param, kind), dimsOf(p->type()), value);
 }
 
+std::string Optimizer::statePerRow(ModelBuilder &model, llvm::StringRef param, llvm::StringRef kind,
+                                   float value) {
+  const proto::Var *p = findVar(model.main().blocks(0), param);
+  return model.createPersistable(accumulatorName(param, kind), {p->type().dims(0)}, value);
+}
+
+bool Optimizer::isSparseGrad(ModelBuilder &model, const ParamGrad &pg) {
+  const proto::Var *g = findVar(model.main().blocks(0), pg.grad);
+  return g && g->kind() == proto::SELECTED_ROWS;
+}
+
 proto::Op SGD::makeUpdate(ModelBuilder &, const ParamGrad &pg, llvm::StringRef lr) {
   return makeOp("sgd", {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"LearningRate", {lr.str()}}},
                 {{"ParamOut", {pg.param}}});
@@ -65,9 +76,16 @@ proto::Op Momentum::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::S
 proto::Op Adam::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
   std::string m1 = stateLike(model, pg.param, "moment1", 0);
   std::string m2 = stateLike(model, pg.param, "moment2", 0);
-  // beta^t starts at beta (t = 1 on the first step) and advances after each update.
-  std::string b1 = model.createPersistable(accumulatorName(pg.param, "beta1_pow_acc"), {1}, beta1_);
-  std::string b2 = model.createPersistable(accumulatorName(pg.param, "beta2_pow_acc"), {1}, beta2_);
+  // beta^t starts at beta (t = 1 on the first step) and advances after each update; lazily, per
+  // row, for a selected-rows gradient.
+  std::string b1, b2;
+  if (isSparseGrad(model, pg)) {
+    b1 = statePerRow(model, pg.param, "beta1_pow_acc", beta1_);
+    b2 = statePerRow(model, pg.param, "beta2_pow_acc", beta2_);
+  } else {
+    b1 = model.createPersistable(accumulatorName(pg.param, "beta1_pow_acc"), {1}, beta1_);
+    b2 = model.createPersistable(accumulatorName(pg.param, "beta2_pow_acc"), {1}, beta2_);
+  }
   return makeOp("adam",
                 {{"Param", {pg.param}},
                  {"Grad", {pg.grad}},
@@ -85,11 +103,15 @@ proto::Op Adam::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::Strin
 }
 
 proto::Op Adagrad::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
-  std::string m = stateLike(model, pg.param, "moment", 0);
+  std::string m = rowWise_ ? statePerRow(model, pg.param, "moment", 0)
+                           : stateLike(model, pg.param, "moment", 0);
+  AttrList attrs{{"epsilon", epsilon_}};
+  if (rowWise_) // left out otherwise, so element-wise programs read as before
+    attrs.push_back({"row_wise", true});
   return makeOp(
       "adagrad",
       {{"Param", {pg.param}}, {"Grad", {pg.grad}}, {"Moment", {m}}, {"LearningRate", {lr.str()}}},
-      {{"ParamOut", {pg.param}}, {"MomentOut", {m}}}, {{"epsilon", epsilon_}});
+      {{"ParamOut", {pg.param}}, {"MomentOut", {m}}}, attrs);
 }
 
 } // namespace oar

@@ -25,6 +25,11 @@ protected:
   /// Optimizer state shaped like the parameter, starting at `value`.
   static std::string stateLike(ModelBuilder &model, llvm::StringRef param, llvm::StringRef kind,
                                float value);
+  /// Optimizer state with one value per row of the parameter ([rows]), starting at `value`.
+  static std::string statePerRow(ModelBuilder &model, llvm::StringRef param, llvm::StringRef kind,
+                                 float value);
+  /// Whether the gradient is selected rows (a sparse embedding's), so only its rows change.
+  static bool isSparseGrad(ModelBuilder &model, const ParamGrad &pg);
   float learningRate_;
 };
 
@@ -49,6 +54,9 @@ private:
   bool nesterov_;
 };
 
+/// With a selected-rows gradient the update is lazy: only the rows it holds change, and each row
+/// keeps its own beta^t (Beta1Pow/Beta2Pow are [rows]) advanced when it is touched, so a row's
+/// bias correction counts its own updates.
 class Adam : public Optimizer {
 public:
   Adam(float learningRate, float beta1 = 0.9f, float beta2 = 0.999f, float epsilon = 1e-8f)
@@ -61,15 +69,19 @@ private:
   float beta1_, beta2_, epsilon_;
 };
 
+/// With `rowWise`, each parameter keeps one accumulator per row (the mean of the row's squared
+/// gradient is added to it) instead of one per element.
 class Adagrad : public Optimizer {
 public:
-  Adagrad(float learningRate, float epsilon = 1e-6f) : Optimizer(learningRate), epsilon_(epsilon) {}
+  Adagrad(float learningRate, float epsilon = 1e-6f, bool rowWise = false)
+      : Optimizer(learningRate), epsilon_(epsilon), rowWise_(rowWise) {}
 
 protected:
   proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
 
 private:
   float epsilon_;
+  bool rowWise_;
 };
 
 } // namespace oar

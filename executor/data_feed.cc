@@ -204,7 +204,9 @@ llvm::Expected<std::vector<Tensor>> readColumns(const proto::DataFeed &feed,
     return readNpyColumns(feed);
   if (feed.format() == "csv")
     return readCsv(feed, vars);
-  return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy or csv)",
+  if (feed.format() == "criteo")
+    return makeError("the criteo format is streamed; read it with openBatchSource");
+  return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy, csv or criteo)",
                    feed.format());
 }
 
@@ -212,7 +214,7 @@ llvm::Expected<std::vector<Tensor>> readColumns(const proto::DataFeed &feed,
 
 llvm::Error checkFeed(const proto::DataFeed &feed, const proto::Block &block) {
   if (!llvm::is_contained(kFeedFormats, feed.format()))
-    return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy or csv)",
+    return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy, csv or criteo)",
                      feed.format());
   if (feed.files_size() == 0)
     return makeError("the {0} feed names no data files", feed.format());

@@ -14,8 +14,8 @@ struct Dataset {
   int64_t rows = 0;
 };
 
-/// The formats loadDataset reads.
-inline constexpr const char *kFeedFormats[] = {"uci_housing", "mnist_idx", "npy", "csv"};
+/// The formats a feed may name; criteo is streamed (see batch_source.h), not loaded.
+inline constexpr const char *kFeedFormats[] = {"uci_housing", "mnist_idx", "npy", "csv", "criteo"};
 
 /// Checks what can be checked without reading the files: a known format, at least one file,
 /// columns naming declared vars of `block`, a positive batch size and epoch count.

@@ -14,10 +14,23 @@ llvm::Expected<DType> kernelDType(const proto::Op &op, const ops::OpSchema &sche
     const Tensor *t = scope.find(names[0]);
     if (t && t->initialized())
       return t->dtype();
+    const SelectedRows *sr = t ? nullptr : scope.findRows(names[0]);
+    if (sr && sr->initialized())
+      return sr->dtype();
   }
   if (schema.findAttr("dtype"))
     return static_cast<DType>(ops::AttrReader(op, schema).getInt("dtype"));
   return proto::F32; // ops without inputs or dtype (e.g. barriers)
+}
+
+/// A SelectedRows input is only for slots declared kSelectedRows.
+static llvm::Error checkSparseSlot(const ops::OpSchema &schema, llvm::StringRef slot,
+                                   llvm::StringRef name) {
+  for (const ops::SlotDecl &d : schema.inputs())
+    if (d.name == slot && (d.flags & ops::kSelectedRows))
+      return llvm::Error::success();
+  return makeError("input {0} ({1}) is selected rows but {2} takes only a dense tensor there", slot,
+                   name, schema.type());
 }
 
 llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef where) {
@@ -30,14 +43,22 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
     for (const std::string &name : slot.names()) {
       if (name == kEmptyVarName)
         continue;
-      const Tensor *t = scope.find(name);
-      if (!t || !t->initialized())
+      ops::VarType type;
+      if (const Tensor *t = scope.find(name); t && t->initialized()) {
+        type.dtype = t->dtype();
+        type.dims.assign(t->dims().begin(), t->dims().end());
+      } else if (const SelectedRows *sr = t ? nullptr : scope.findRows(name);
+                 sr && sr->initialized()) {
+        if (llvm::Error err = checkSparseSlot(*schema, slot.slot(), name))
+          return addContext(std::move(err), where);
+        type.dtype = sr->dtype();
+        type.dims = sr->denseDims();
+        type.kind = proto::SELECTED_ROWS;
+      } else {
         return makeError("{0}: input {1} ({2}) has no value; is it fed, loaded, or made by the "
                          "startup program?",
                          where, slot.slot(), name);
-      ops::VarType type;
-      type.dtype = t->dtype();
-      type.dims.assign(t->dims().begin(), t->dims().end());
+      }
       inputTypes.emplace_back(name, std::move(type));
     }
   if (schema->infer()) {
@@ -49,8 +70,15 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
     });
     if (llvm::Error err = schema->infer()(ictx))
       return addContext(std::move(err), where);
-    for (const auto &[name, type] : ictx.results())
-      scope.get(name).resize(type.dtype, type.dims);
+    for (const auto &[name, type] : ictx.results()) {
+      if (!type.isRows()) {
+        scope.get(name).resize(type.dtype, type.dims);
+        continue;
+      }
+      // The kernel fills rows and values (an input of the same name stays readable till then).
+      assert(!type.dims.empty() && "selected rows have a height");
+      scope.getRows(name).height = type.dims[0];
+    }
   }
   auto dtype = kernelDType(op, *schema, scope);
   if (!dtype)

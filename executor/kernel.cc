@@ -78,6 +78,30 @@ const Tensor &KernelContext::input(llvm::StringRef slot, size_t i) const {
   return *t;
 }
 
+bool KernelContext::inputIsRows(llvm::StringRef slot, size_t i) const {
+  const std::string *name = slotName(findInputSlot(op_, slot), i);
+  return name && !scope_.find(*name) && scope_.findRows(*name);
+}
+
+const SelectedRows &KernelContext::inputRows(llvm::StringRef slot, size_t i) const {
+  const std::string *name = slotName(findInputSlot(op_, slot), i);
+  assert(name && "input index out of range");
+  const SelectedRows *sr = scope_.findRows(*name);
+  assert(sr && "inputRows() of an input that is not a SelectedRows");
+  return *sr;
+}
+
+SelectedRows &KernelContext::outputRows(llvm::StringRef slot, size_t i) {
+  const std::string *name = slotName(findOutputSlot(op_, slot), i);
+  assert(name && "output not wanted");
+  return scope_.getRows(*name);
+}
+
+std::string KernelContext::describeInput(llvm::StringRef slot, size_t i) const {
+  const std::string *name = slotName(findInputSlot(op_, slot), i);
+  return llvm::formatv("{0} ({1})", slot, name ? *name : "?").str();
+}
+
 bool KernelContext::hasOutput(llvm::StringRef slot, size_t i) const {
   return slotName(findOutputSlot(op_, slot), i) != nullptr;
 }

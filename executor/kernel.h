@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "executor/selected_rows.h"
 #include "executor/tensor.h"
 #include "ops/op_registry.h"
 
@@ -26,6 +27,15 @@ public:
   bool hasOutput(llvm::StringRef slot, size_t i = 0) const;
   size_t outputCount(llvm::StringRef slot) const;
   Tensor &output(llvm::StringRef slot, size_t i = 0);
+  /// Whether the input is a SelectedRows (only in slots declared kSelectedRows; the executor
+  /// refuses it elsewhere). Read it with inputRows(); input() is for dense tensors.
+  bool inputIsRows(llvm::StringRef slot, size_t i = 0) const;
+  const SelectedRows &inputRows(llvm::StringRef slot, size_t i = 0) const;
+  /// An output that shape inference made a SelectedRows: its height is set, the kernel fills
+  /// rows and values.
+  SelectedRows &outputRows(llvm::StringRef slot, size_t i = 0);
+  /// "Grad (emb.w_0@GRAD)", for errors about one var (the executor adds the op).
+  std::string describeInput(llvm::StringRef slot, size_t i = 0) const;
   Scope &scope() { return scope_; }
   /// The executor's environment for distributed ops (nullptr on a single machine).
   void *env() const { return env_; }

@@ -74,7 +74,11 @@ private:
   std::shared_ptr<std::byte> buf_;
 };
 
-/// Named tensors a program runs over. Not thread safe: the caller serialises access.
+class SelectedRows; // executor/selected_rows.h
+
+/// Named tensors a program runs over: dense tensors, and SelectedRows (sparse rows, e.g. an
+/// embedding's gradient) beside them. A name holds one or the other: making one kind drops the
+/// other. Not thread safe: the caller serialises access.
 class Scope {
 public:
   Tensor *find(llvm::StringRef name) {
@@ -86,11 +90,25 @@ public:
     return it == vars_.end() ? nullptr : &it->second;
   }
   /// The tensor named `name`, created empty when missing.
-  Tensor &get(llvm::StringRef name) { return vars_[name]; }
-  void erase(llvm::StringRef name) { vars_.erase(name); }
+  Tensor &get(llvm::StringRef name) {
+    if (!rows_.empty())
+      rows_.erase(name);
+    return vars_[name];
+  }
+  void erase(llvm::StringRef name) {
+    vars_.erase(name);
+    rows_.erase(name);
+  }
+  /// The SelectedRows named `name`, or nullptr (defined in selected_rows.cc).
+  SelectedRows *findRows(llvm::StringRef name);
+  const SelectedRows *findRows(llvm::StringRef name) const;
+  /// The SelectedRows named `name`, created empty when missing.
+  SelectedRows &getRows(llvm::StringRef name);
 
 private:
   llvm::StringMap<Tensor> vars_;
+  // shared_ptr: SelectedRows is incomplete here.
+  llvm::StringMap<std::shared_ptr<SelectedRows>> rows_;
 };
 
 } // namespace oar

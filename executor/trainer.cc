@@ -3,11 +3,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
 #include "executor/threads.h"
 #include "ir/error.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -20,12 +22,20 @@ static double scalarOf(const Scope &scope, llvm::StringRef name) {
   return t->dtype() == proto::F64 ? t->data<double>()[0] : t->data<float>()[0];
 }
 
-static void feedBatch(Scope &scope, const Dataset &ds, std::vector<Tensor> &batch) {
+static void feedBatch(Scope &scope, const BatchSource &source, std::vector<Tensor> &batch) {
   for (size_t c = 0; c < batch.size(); ++c) {
-    Tensor &dst = scope.get(ds.columns[c]);
+    Tensor &dst = scope.get(source.columns()[c]);
     dst.resize(batch[c].dtype(), batch[c].dims());
     std::memcpy(dst.raw(), batch[c].raw(), batch[c].bytes());
   }
+}
+
+/// `feed` read once, in order: how the test feed is read.
+static proto::DataFeed readOnce(const proto::DataFeed &feed) {
+  proto::DataFeed once = feed;
+  once.set_epochs(1);
+  once.set_shuffle(false);
+  return once;
 }
 
 /// The error for a step whose loss is NaN or inf.
@@ -48,27 +58,31 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   if (evals && main.test_feed().columns_size() == 0)
     return makeError("evaluating during training needs a test feed (--test-data or "
                      "ModelBuilder::setTestFeed)");
-  auto ds = loadDataset(main.train_feed(), main.blocks(0));
-  if (!ds)
-    return ds.takeError();
-  std::optional<Dataset> testRows;
+  auto reader = openBatchSource(main.train_feed(), main.blocks(0), opts.trainerId, opts.trainers);
+  if (!reader)
+    return reader.takeError();
+  std::unique_ptr<BatchSource> testRows;
   if (evals) {
-    auto rows = loadDataset(main.test_feed(), main.blocks(0));
+    auto rows = openBatchSource(readOnce(main.test_feed()), main.blocks(0));
     if (!rows)
       return rows.takeError();
     testRows = std::move(*rows);
   }
-  BatchReader reader(*ds, main.train_feed(), opts.trainerId, opts.trainers);
   std::vector<StepReport> reports;
   std::vector<Tensor> batch;
   int64_t epoch = 0,
-          total = reader.batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
-  while (reader.next(batch, epoch)) {
+          total = (*reader)->batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
+  for (;;) {
+    auto more = (*reader)->next(batch, epoch);
+    if (!more)
+      return more.takeError();
+    if (!*more)
+      break;
     if (opts.shouldStop && opts.shouldStop())
       return makeError("stopped by signal before step {0}", reports.size());
     fitComputeThreadsToLoad();
     auto start = std::chrono::steady_clock::now();
-    feedBatch(scope, *ds, batch);
+    feedBatch(scope, **reader, batch);
     if (llvm::Error err = exec.run(main, scope))
       return addContext(std::move(err), llvm::formatv("step {0}", reports.size()).str());
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -87,9 +101,9 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
     if (opts.onStep)
       opts.onStep(r);
     bool due = (opts.evalEverySteps > 0 && (r.step + 1) % opts.evalEverySteps == 0) ||
-               (opts.evalEveryEpoch && reader.atEpochEnd());
+               (opts.evalEveryEpoch && (*reader)->atEpochEnd());
     if (due) {
-      auto eval = evaluate(exec, main, scope, *testRows, main.test_feed());
+      auto eval = evaluate(exec, main, scope, *testRows);
       if (!eval)
         return addContext(eval.takeError(), llvm::formatv("after step {0}", r.step).str());
       if (opts.onEval)
@@ -101,39 +115,78 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
 
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
                                     const proto::DataFeed &feed) {
-  auto ds = loadDataset(feed, main.blocks(0));
-  if (!ds)
-    return ds.takeError();
-  return evaluate(exec, main, scope, *ds, feed);
+  auto rows = openBatchSource(readOnce(feed), main.blocks(0));
+  if (!rows)
+    return rows.takeError();
+  return evaluate(exec, main, scope, **rows);
+}
+
+/// The state a metric's op keeps across batches: the vars it reads and writes in place (auc's
+/// histograms). Empty for per-batch metrics (accuracy).
+static std::vector<std::string> metricState(const proto::Program &main, llvm::StringRef metric) {
+  for (const proto::Op &op : main.blocks(0).ops()) {
+    std::vector<std::string> outs = allOutputNames(op);
+    if (op.role() != proto::FORWARD || !llvm::is_contained(outs, metric))
+      continue;
+    std::vector<std::string> state;
+    for (const std::string &in : allInputNames(op))
+      if (llvm::is_contained(outs, in) && !llvm::is_contained(state, in))
+        state.push_back(in);
+    return state;
+  }
+  return {};
 }
 
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
-                                    const Dataset &rows, const proto::DataFeed &feed) {
-  proto::DataFeed once = feed;
-  once.set_epochs(1);
-  once.set_shuffle(false);
-  BatchReader reader(rows, once);
+                                    BatchSource &rows) {
+  if (llvm::Error err = rows.rewind())
+    return err;
   EvalResult result;
   result.metrics.reserve(main.metrics_size());
   for (const std::string &m : main.metrics())
     result.metrics.push_back({m, 0.0});
+  // A metric with state (a streaming auc) counts the test rows alone, from zeros, and reports its
+  // value after the last batch; training's state comes back afterwards.
+  std::vector<bool> streaming;
+  std::vector<std::pair<std::string, Tensor>> saved;
+  for (const std::string &m : main.metrics()) {
+    std::vector<std::string> state = metricState(main, m);
+    streaming.push_back(!state.empty());
+    for (const std::string &name : state)
+      if (Tensor *t = scope.find(name); t && t->initialized()) {
+        saved.emplace_back(name, t->clone());
+        std::memset(t->raw(), 0, t->bytes());
+      }
+  }
+  auto restore = llvm::make_scope_exit([&] {
+    for (auto &[name, t] : saved)
+      scope.get(name) = std::move(t);
+  });
   std::vector<Tensor> batch;
   int64_t epoch;
   auto forwardOnly = [](const proto::Op &op) { return op.role() == proto::FORWARD; };
-  while (reader.next(batch, epoch)) {
+  for (;;) {
+    auto more = rows.next(batch, epoch);
+    if (!more)
+      return more.takeError();
+    if (!*more)
+      break;
     feedBatch(scope, rows, batch);
     if (llvm::Error err = exec.run(main, scope, 0, forwardOnly))
       return addContext(std::move(err), "evaluation");
     int64_t n = batch[0].dim(0);
     result.rows += n;
     result.loss += scalarOf(scope, main.loss()) * n;
-    for (auto &[name, sum] : result.metrics)
-      sum += scalarOf(scope, name) * n;
+    for (size_t i = 0; i < result.metrics.size(); ++i) {
+      auto &[name, value] = result.metrics[i];
+      value = streaming[i] ? scalarOf(scope, name) : value + scalarOf(scope, name) * n;
+    }
   }
   if (result.rows > 0) {
     result.loss /= result.rows;
-    for (auto &[name, sum] : result.metrics)
-      sum /= result.rows;
+    for (size_t i = 0; i < result.metrics.size(); ++i)
+      if (!streaming[i])
+        result.metrics[i].second /= result.rows;
   }
   return result;
 }

@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "executor/data_feed.h"
+#include "executor/batch_source.h"
 #include "executor/executor.h"
 
 namespace oar {
@@ -45,9 +45,10 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
 /// Scores the model in `scope` on `feed` (read once, in order).
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
                                     const proto::DataFeed &feed);
-/// The same over rows loaded already (loadDataset of `feed`), for repeated evaluations.
+/// The same over a source opened already (openBatchSource of the feed, read once in order), for
+/// repeated evaluations: rewinds it first.
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
-                                    const Dataset &rows, const proto::DataFeed &feed);
+                                    BatchSource &rows);
 
 /// Loads `dir/<var>.npy` for persistable vars of `main`; each must match the var's declared
 /// dtype and shape and hold finite values. Every parameter must have a file; other state (optimizer

@@ -80,6 +80,7 @@ std::string listing(const proto::Program &prog, bool withVars) {
     if (withVars)
       for (const proto::Var &v : b.vars())
         out += "  var " + v.name() + ": " + typeString(v.type()) +
+               (v.kind() == proto::SELECTED_ROWS ? " selected_rows" : "") +
                (v.persistable() ? " persistable" : "") + (v.is_parameter() ? " parameter" : "") +
                "\n";
     for (const proto::Op &op : b.ops())

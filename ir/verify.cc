@@ -49,8 +49,13 @@ llvm::Error checkSchema(const proto::Op &op, const ops::OpSchema &schema,
       for (const std::string &name : s.names()) {
         if (name == kEmptyVarName && isOutput)
           continue;
-        if (!types.count(name))
+        auto type = types.find(name);
+        if (type == types.end())
           return makeError("{0} slot {1}: var {2} is used but not declared", what, s.slot(), name);
+        if (!isOutput && type->second.isRows() && !(it->flags & ops::kSelectedRows))
+          return makeError("input slot {0}: var {1} is selected rows but {2} takes only a dense "
+                           "tensor there",
+                           s.slot(), name, schema.type());
       }
     }
     for (const ops::SlotDecl &d : decls) {
@@ -81,19 +86,13 @@ llvm::Error checkSchema(const proto::Op &op, const ops::OpSchema &schema,
 }
 
 bool typesAgree(const ops::VarType &declared, const ops::VarType &inferred) {
-  if (declared.dtype != inferred.dtype || declared.rank() != inferred.rank())
+  if (declared.dtype != inferred.dtype || declared.rank() != inferred.rank() ||
+      declared.kind != inferred.kind)
     return false;
   for (int64_t i = 0; i < declared.rank(); ++i)
     if (!ops::dimsAgree(declared.dims[i], inferred.dims[i]))
       return false;
   return true;
-}
-
-ops::VarType toVarType(const proto::Var &v) {
-  ops::VarType t;
-  t.dtype = v.type().dtype();
-  t.dims.assign(v.type().dims().begin(), v.type().dims().end());
-  return t;
 }
 
 /// A program that trains (it reads a train feed or seeds a loss gradient) must name its loss,
@@ -139,7 +138,12 @@ llvm::Error verifyProgram(const proto::Program &prog, llvm::StringRef source) {
           return makeError("{0}: block {1}: a var has no name", source, b);
         if (a == b && (v.kind() == proto::KIND_UNSET || dtypeSize(v.type().dtype()) == 0))
           return makeError("{0}: block {1}: var {2} has no kind or dtype", source, b, v.name());
-        types.try_emplace(v.name(), toVarType(v));
+        if (a == b && v.kind() == proto::SELECTED_ROWS &&
+            (v.type().dims_size() == 0 || v.type().dims(0) < 0))
+          return makeError("{0}: block {1}: var {2} is selected rows of {3}; it needs a known "
+                           "height: dims [height, width...]",
+                           source, b, v.name(), typeString(v.type()));
+        types.try_emplace(v.name(), ops::varTypeOf(v));
       }
     for (int i = 0; i < block.ops_size(); ++i) {
       const proto::Op &op = block.ops(i);

@@ -19,6 +19,15 @@ static llvm::Error inferLookupTable(InferContext &ctx) {
   return requireFloat(ctx, "W");
 }
 
+// With is_sparse, W@GRAD holds only the looked-up rows: a SelectedRows of W's shape.
+static llvm::Error inferLookupTableGrad(InferContext &ctx) {
+  VarType dw = ctx.input("W");
+  if (ctx.attrs().getBool("is_sparse"))
+    dw.kind = proto::SELECTED_ROWS;
+  ctx.setOutput("W@GRAD", dw);
+  return llvm::Error::success();
+}
+
 static void gradLookupTable(GradBuilder &g) {
   g.addOp("lookup_table_grad",
           {{"W", g.input("W")}, {"Ids", g.input("Ids")}, {"Out@GRAD", g.outputGrad("Out")}},
@@ -31,19 +40,22 @@ OAR_OP(lookup_table)
     .input("Ids", "i64 row ids, [N, 1] or [N]")
     .output("Out", "the rows, [N, width]")
     .attr<int64_t>("padding_idx", -1, "an id whose row reads as zeros and gets no gradient")
-    .attr<bool>("is_sparse", false, "send the gradient as selected rows")
+    .attr<bool>("is_sparse", false,
+                "make W@GRAD selected rows: the ids looked up (in order, repeats kept, "
+                "padding_idx left out) and Out@GRAD's rows")
     .attr<bool>("is_distributed", false, "the table lives on the pservers")
     .inferShape(inferLookupTable)
     .grad(gradLookupTable);
 
 OAR_OP(lookup_table_grad)
-    .summary("gradient of lookup_table: Out@GRAD rows added into W's rows (dense)")
+    .summary("gradient of lookup_table: Out@GRAD rows added into W's rows (dense), or picked "
+             "as selected rows (is_sparse)")
     .input("W", "forward W (for its dims)")
     .input("Ids", "forward Ids")
     .input("Out@GRAD", "gradient of Out")
-    .output("W@GRAD", "gradient of W")
+    .output("W@GRAD", "gradient of W; selected rows when is_sparse")
     .sameAttrsAs(oarOpSchema_lookup_table)
-    .inferShape(inferGradsLikeInputs)
+    .inferShape(inferLookupTableGrad)
     .noGrad(kGradOpReason);
 
 } // namespace oar::ops

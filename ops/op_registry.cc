@@ -8,7 +8,18 @@
 
 namespace oar::ops {
 
-std::string typeString(const VarType &t) { return dtypeName(t.dtype).str() + dimsString(t.dims); }
+std::string typeString(const VarType &t) {
+  return dtypeName(t.dtype).str() + dimsString(t.dims) + (t.isRows() ? " selected_rows" : "");
+}
+
+VarType varTypeOf(const proto::Var &v) {
+  VarType t;
+  t.dtype = v.type().dtype();
+  t.dims.assign(v.type().dims().begin(), v.type().dims().end());
+  // KIND_UNSET is refused by the verifier; read it as dense meanwhile.
+  t.kind = v.kind() == proto::KIND_UNSET ? proto::DENSE_TENSOR : v.kind();
+  return t;
+}
 
 namespace {
 std::map<std::string, std::unique_ptr<OpSchema>, std::less<>> &registry() {

@@ -11,16 +11,25 @@
 
 namespace oar::ops {
 
-/// A var's static type: dtype and dims (-1 for an unknown batch size).
+/// A var's static type: kind, dtype and dims (-1 for an unknown batch size). A SELECTED_ROWS
+/// var's dims are those of the dense tensor it stands for, [height, width].
 struct VarType {
   DType dtype = proto::DTYPE_UNSET;
   llvm::SmallVector<int64_t, 4> dims;
+  proto::VarKind kind = proto::DENSE_TENSOR;
   int64_t rank() const { return static_cast<int64_t>(dims.size()); }
-  bool operator==(const VarType &o) const { return dtype == o.dtype && dims == o.dims; }
+  bool isRows() const { return kind == proto::SELECTED_ROWS; }
+  bool operator==(const VarType &o) const {
+    return dtype == o.dtype && dims == o.dims && kind == o.kind;
+  }
 };
+/// "f32[2,3]", or "f32[100,8] selected_rows".
 std::string typeString(const VarType &t);
+/// A declared var's type.
+VarType varTypeOf(const proto::Var &v);
 
-enum SlotFlags : unsigned { kRequired = 0, kOptional = 1, kDuplicable = 2 };
+/// kSelectedRows: the slot also takes SelectedRows vars (every other slot takes dense only).
+enum SlotFlags : unsigned { kRequired = 0, kOptional = 1, kDuplicable = 2, kSelectedRows = 4 };
 
 struct SlotDecl {
   std::string name, doc;

@@ -44,22 +44,54 @@ static llvm::Error inferUpdate(InferContext &ctx,
   return llvm::Error::success();
 }
 
+// One value per row of Param: [rows] of Param's dtype.
+static llvm::Error checkPerRow(InferContext &ctx, llvm::StringRef slot, llvm::StringRef why) {
+  const VarType &p = ctx.input("Param"), &t = ctx.input(slot);
+  if (p.rank() < 1 || t.dtype != p.dtype || t.rank() != 1 || !dimsAgree(t.dims[0], p.dims[0]))
+    return makeError("{0} but {1}; {2} needs one value per row of Param: {3}[{4}]",
+                     ctx.describe("Param"), ctx.describe(slot), why, dtypeName(p.dtype),
+                     p.rank() ? p.dims[0] : 0);
+  return llvm::Error::success();
+}
+
 static llvm::Error inferSgd(InferContext &ctx) { return inferUpdate(ctx, {}, {}); }
 static llvm::Error inferMomentum(InferContext &ctx) {
   return inferUpdate(ctx, {{"Velocity", "VelocityOut"}}, {});
 }
 static llvm::Error inferAdam(InferContext &ctx) {
-  return inferUpdate(ctx, {{"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}},
-                     {{"Beta1Pow", "Beta1PowOut"}, {"Beta2Pow", "Beta2PowOut"}});
+  if (!ctx.input("Grad").isRows())
+    return inferUpdate(ctx, {{"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}},
+                       {{"Beta1Pow", "Beta1PowOut"}, {"Beta2Pow", "Beta2PowOut"}});
+  // Lazy Adam: a row's bias correction counts the steps that touched it. Each row keeps its own
+  // beta1^t and beta2^t (rather than a step count) because they advance by the same multiply as
+  // the dense [1] powers: a row touched every step gets dense Adam's bits, no pow() per row.
+  if (llvm::Error err =
+          inferUpdate(ctx, {{"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}}, {}))
+    return err;
+  const std::pair<const char *, const char *> powers[] = {{"Beta1Pow", "Beta1PowOut"},
+                                                          {"Beta2Pow", "Beta2PowOut"}};
+  for (auto [in, out] : powers) {
+    if (llvm::Error err = checkPerRow(ctx, in, "lazy Adam (Grad is selected rows)"))
+      return err;
+    ctx.setOutput(out, ctx.input(in));
+  }
+  return llvm::Error::success();
 }
 static llvm::Error inferAdagrad(InferContext &ctx) {
-  return inferUpdate(ctx, {{"Moment", "MomentOut"}}, {});
+  if (!ctx.attrs().getBool("row_wise"))
+    return inferUpdate(ctx, {{"Moment", "MomentOut"}}, {});
+  if (llvm::Error err = inferUpdate(ctx, {}, {}))
+    return err;
+  if (llvm::Error err = checkPerRow(ctx, "Moment", "row_wise adagrad"))
+    return err;
+  ctx.setOutput("MomentOut", ctx.input("Moment"));
+  return llvm::Error::success();
 }
 
 OAR_OP(sgd)
-    .summary("ParamOut = Param - LearningRate * Grad")
+    .summary("ParamOut = Param - LearningRate * Grad (selected rows: only their rows)")
     .input("Param", "parameter")
-    .input("Grad", "its gradient")
+    .input("Grad", "its gradient; selected rows update only the rows they hold", kSelectedRows)
     .input("LearningRate", "[1] learning rate")
     .output("ParamOut", "updated parameter (same var as Param)")
     .inferShape(inferSgd)
@@ -79,14 +111,16 @@ OAR_OP(momentum)
     .noGrad("an optimizer update");
 
 OAR_OP(adam)
-    .summary("Adam with bias correction; Beta1Pow/Beta2Pow hold beta^t and advance each step")
+    .summary("Adam with bias correction; Beta1Pow/Beta2Pow hold beta^t and advance each step. "
+             "Lazy with a selected-rows Grad: only its rows (duplicates summed) change, each "
+             "with its own beta^t, advanced when the row is touched")
     .input("Param", "parameter")
-    .input("Grad", "its gradient")
+    .input("Grad", "its gradient; selected rows make the update lazy", kSelectedRows)
     .input("LearningRate", "[1] learning rate")
     .input("Moment1", "first moment, starts at 0")
     .input("Moment2", "second moment, starts at 0")
-    .input("Beta1Pow", "[1] beta1^t, starts at beta1")
-    .input("Beta2Pow", "[1] beta2^t, starts at beta2")
+    .input("Beta1Pow", "[1] beta1^t, starts at beta1; [rows] (one per row) when lazy")
+    .input("Beta2Pow", "[1] beta2^t, starts at beta2; [rows] (one per row) when lazy")
     .output("ParamOut", "updated parameter")
     .output("Moment1Out", "updated first moment")
     .output("Moment2Out", "updated second moment")
@@ -99,14 +133,17 @@ OAR_OP(adam)
     .noGrad("an optimizer update");
 
 OAR_OP(adagrad)
-    .summary("s += g^2; p -= lr * g / (sqrt(s) + epsilon)")
+    .summary("s += g^2; p -= lr * g / (sqrt(s) + epsilon). row_wise: one s per row, s[r] += "
+             "mean(g[r]^2). A selected-rows Grad updates only its rows (duplicates summed)")
     .input("Param", "parameter")
-    .input("Grad", "its gradient")
-    .input("Moment", "sum of squared gradients, starts at 0")
+    .input("Grad", "its gradient; selected rows update only the rows they hold", kSelectedRows)
+    .input("Moment", "sum of squared gradients, starts at 0; [rows] with row_wise")
     .input("LearningRate", "[1] learning rate")
     .output("ParamOut", "updated parameter")
     .output("MomentOut", "updated sum")
     .attr<float>("epsilon", 1e-6f, "added to the denominator")
+    .attr<bool>("row_wise", false,
+                "keep one accumulator per row of Param (the mean of the row's squared gradient)")
     .inferShape(inferAdagrad)
     .noGrad("an optimizer update");
 

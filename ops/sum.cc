@@ -4,7 +4,8 @@
 namespace oar::ops {
 
 static llvm::Error inferSum(InferContext &ctx) {
-  const VarType &first = ctx.input("X", 0);
+  VarType out = ctx.input("X", 0);
+  const VarType &first = out;
   for (size_t i = 1; i < ctx.inputCount("X"); ++i) {
     const VarType &t = ctx.input("X", i);
     bool same = t.dtype == first.dtype && t.rank() == first.rank();
@@ -13,8 +14,10 @@ static llvm::Error inferSum(InferContext &ctx) {
     if (!same)
       return makeError("{0} but {1}; all inputs must have one shape", ctx.describe("X", 0),
                        ctx.describe("X", i));
+    if (!t.isRows())
+      out.kind = proto::DENSE_TENSOR; // any dense input makes the sum dense
   }
-  ctx.setOutput("Out", first);
+  ctx.setOutput("Out", out);
   return llvm::Error::success();
 }
 
@@ -28,8 +31,9 @@ static void gradSum(GradBuilder &g) {
 
 OAR_OP(sum)
     .summary("Out = the element-wise sum of all X")
-    .input("X", "tensors of one shape", kDuplicable)
-    .output("Out", "their sum")
+    .input("X", "tensors of one shape; selected rows too", kDuplicable | kSelectedRows)
+    .output("Out", "their sum: selected rows (every X's rows, one after another) when every X "
+                   "is selected rows, else dense")
     .inferShape(inferSum)
     .grad(gradSum);
 

@@ -1,11 +1,15 @@
-// CPU kernels of sgd, momentum, adam, adagrad. All update in place.
+// CPU kernels of sgd, momentum, adam, adagrad. All update in place. Selected-rows gradients and
+// row-wise adagrad go to sparse_optimizers.cc.
 #include <cmath>
 
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/cpu/sparse_optimizers.h"
 
 namespace oar::cpu {
 
 template <typename T> static llvm::Error sgd(KernelContext &ctx) {
+  if (ctx.inputIsRows("Grad"))
+    return sparseSgd(ctx);
   const Tensor &g = ctx.input("Grad");
   T lr = ctx.input("LearningRate").data<T>()[0];
   const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>();
@@ -35,6 +39,8 @@ template <typename T> static llvm::Error momentum(KernelContext &ctx) {
 OAR_CPU_FLOAT_KERNELS(momentum, momentum);
 
 template <typename T> static llvm::Error adam(KernelContext &ctx) {
+  if (ctx.inputIsRows("Grad"))
+    return lazyAdam(ctx);
   const Tensor &g = ctx.input("Grad");
   T lr = ctx.input("LearningRate").data<T>()[0];
   T b1 = ctx.attrs().getFloat("beta1"), b2 = ctx.attrs().getFloat("beta2"),
@@ -61,6 +67,10 @@ template <typename T> static llvm::Error adam(KernelContext &ctx) {
 OAR_CPU_FLOAT_KERNELS(adam, adam);
 
 template <typename T> static llvm::Error adagrad(KernelContext &ctx) {
+  if (ctx.attrs().getBool("row_wise"))
+    return rowWiseAdagrad(ctx);
+  if (ctx.inputIsRows("Grad"))
+    return sparseAdagrad(ctx);
   const Tensor &g = ctx.input("Grad");
   T lr = ctx.input("LearningRate").data<T>()[0], eps = ctx.attrs().getFloat("epsilon");
   const T *p = ctx.input("Param").data<T>(), *gv = g.data<T>(), *m = ctx.input("Moment").data<T>();

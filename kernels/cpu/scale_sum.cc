@@ -1,4 +1,4 @@
-// CPU kernels of scale and sum.
+// CPU kernels of scale and sum (dense, selected rows, or a mix).
 #include "kernels/cpu/cpu_util.h"
 
 namespace oar::cpu {
@@ -16,8 +16,41 @@ template <typename T> static llvm::Error scale(KernelContext &ctx) {
 }
 OAR_CPU_FLOAT_KERNELS(scale, scale);
 
+// Sums with selected rows among the inputs: all sparse concatenates their rows; a mix adds
+// every input, in order, into a dense Out.
+template <typename T> static llvm::Error sumWithRows(KernelContext &ctx) {
+  const size_t n = ctx.inputCount("X");
+  std::vector<const SelectedRows *> sparse;
+  for (size_t i = 0; i < n; ++i)
+    if (ctx.inputIsRows("X", i)) {
+      sparse.push_back(&ctx.inputRows("X", i));
+      if (llvm::Error err = checkRows(*sparse.back(), ctx.describeInput("X", i)))
+        return err;
+    }
+  if (sparse.size() == n) {
+    concatRows(sparse, ctx.outputRows("Out"));
+    return llvm::Error::success();
+  }
+  Tensor acc(dtypeOf<T>(), ctx.output("Out").dims()); // Out may be one of the inputs
+  for (size_t i = 0; i < n; ++i) {
+    if (ctx.inputIsRows("X", i)) {
+      addRowsTo(ctx.inputRows("X", i), acc);
+      continue;
+    }
+    const T *in = ctx.input("X", i).data<T>();
+    T *a = acc.data<T>();
+    for (int64_t e = 0; e < acc.numel(); ++e)
+      a[e] += in[e];
+  }
+  std::copy_n(acc.data<T>(), acc.numel(), ctx.output("Out").data<T>());
+  return llvm::Error::success();
+}
+
 // Out may be one of the inputs (in-place accumulation), so sum into a temporary first.
 template <typename T> static llvm::Error sum(KernelContext &ctx) {
+  for (size_t i = 0; i < ctx.inputCount("X"); ++i)
+    if (ctx.inputIsRows("X", i))
+      return sumWithRows<T>(ctx);
   int64_t n = ctx.input("X", 0).numel();
   std::vector<T> acc(ctx.input("X", 0).data<T>(), ctx.input("X", 0).data<T>() + n);
   for (size_t i = 1; i < ctx.inputCount("X"); ++i) {

@@ -149,6 +149,13 @@ static std::vector<GradCheck> allGradChecks() {
                              {},
                              {},
                              {"W"}});
+  // Selected rows, checked as the dense gradient they stand for; id 1 is padding.
+  checks.push_back(GradCheck{"lookup_table",
+                             {{"W", randomTensor({5, 3}, 7)}, {"Ids", labels({4, 1, 0, 4, 2, 4})}},
+                             {{"Out", 1}},
+                             {},
+                             {{"is_sparse", true}, {"padding_idx", int64_t(1)}},
+                             {"W"}});
 
   checks.push_back(GradCheck{
       "conv2d",

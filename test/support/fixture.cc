@@ -15,7 +15,7 @@ std::vector<std::string> fixtureNames() {
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(fixturesDir(), ec), end; it != end && !ec;
        it.increment(ec))
-    if (llvm::sys::fs::is_directory(it->path()))
+    if (llvm::sys::fs::exists(it->path() + "/fixture.json")) // not other data kept beside them
       names.push_back(llvm::sys::path::filename(it->path()).str());
   std::sort(names.begin(), names.end());
   return names;

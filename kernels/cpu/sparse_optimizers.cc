@@ -1,0 +1,157 @@
+// CPU updates of only the rows a gradient touches. The arithmetic per element is that of the
+// dense kernels in optimizers.cc, so a row updated here gets the same bits as there.
+#include "kernels/cpu/sparse_optimizers.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace oar::cpu {
+
+namespace {
+/// The gradient rows an update applies, each id once.
+template <typename T> struct TouchedRows {
+  SelectedRows merged;          // the merged Grad when it is selected rows
+  const int64_t *ids = nullptr; // nullptr: every row in order (a dense Grad)
+  const T *values = nullptr;    // row k of the gradient at values + k * width
+  int64_t count = 0, width = 1;
+  int64_t id(int64_t k) const { return ids ? ids[k] : k; }
+};
+} // namespace
+
+static int64_t rowWidth(const Tensor &t) {
+  int64_t w = 1;
+  for (size_t i = 1; i < t.rank(); ++i)
+    w *= t.dim(i);
+  return w;
+}
+
+template <typename T> static llvm::Error touchedRows(KernelContext &ctx, TouchedRows<T> &out) {
+  const Tensor &param = ctx.input("Param");
+  out.width = rowWidth(param);
+  if (!ctx.inputIsRows("Grad")) {
+    out.count = param.rank() ? param.dim(0) : 1;
+    out.values = ctx.input("Grad").data<T>();
+    return llvm::Error::success();
+  }
+  // Shape inference checked the height and width against Param; the ids are checked here.
+  const SelectedRows &grad = ctx.inputRows("Grad");
+  if (llvm::Error err = checkRows(grad, ctx.describeInput("Grad")))
+    return err;
+  mergeRows(grad, out.merged);
+  out.ids = out.merged.rows.data();
+  out.count = static_cast<int64_t>(out.merged.rows.size());
+  out.values = out.merged.values.template data<T>();
+  return llvm::Error::success();
+}
+
+/// The output's data, holding the input's values first when they are separate vars (the rows not
+/// touched keep them).
+template <typename T> static T *updated(KernelContext &ctx, const char *in, const char *out) {
+  const Tensor &src = ctx.input(in);
+  Tensor &dst = ctx.output(out);
+  if (dst.raw() != src.raw())
+    std::memcpy(dst.raw(), src.raw(), src.bytes());
+  return dst.data<T>();
+}
+
+template <typename T> static llvm::Error sgdRows(KernelContext &ctx) {
+  TouchedRows<T> g;
+  if (llvm::Error err = touchedRows(ctx, g))
+    return err;
+  T lr = ctx.input("LearningRate").data<T>()[0];
+  T *p = updated<T>(ctx, "Param", "ParamOut");
+  for (int64_t k = 0; k < g.count; ++k) {
+    T *row = p + g.id(k) * g.width;
+    const T *gr = g.values + k * g.width;
+    for (int64_t j = 0; j < g.width; ++j)
+      row[j] = row[j] - lr * gr[j];
+  }
+  return llvm::Error::success();
+}
+
+template <typename T> static llvm::Error adagradRows(KernelContext &ctx) {
+  TouchedRows<T> g;
+  if (llvm::Error err = touchedRows(ctx, g))
+    return err;
+  T lr = ctx.input("LearningRate").data<T>()[0], eps = ctx.attrs().getFloat("epsilon");
+  T *p = updated<T>(ctx, "Param", "ParamOut"), *m = updated<T>(ctx, "Moment", "MomentOut");
+  for (int64_t k = 0; k < g.count; ++k) {
+    int64_t base = g.id(k) * g.width;
+    const T *gr = g.values + k * g.width;
+    for (int64_t j = 0; j < g.width; ++j) {
+      T nm = m[base + j] + gr[j] * gr[j];
+      m[base + j] = nm;
+      p[base + j] = p[base + j] - lr * gr[j] / (std::sqrt(nm) + eps);
+    }
+  }
+  return llvm::Error::success();
+}
+
+template <typename T> static llvm::Error rowWiseAdagradOf(KernelContext &ctx) {
+  TouchedRows<T> g;
+  if (llvm::Error err = touchedRows(ctx, g))
+    return err;
+  T lr = ctx.input("LearningRate").data<T>()[0], eps = ctx.attrs().getFloat("epsilon");
+  T *p = updated<T>(ctx, "Param", "ParamOut"), *m = updated<T>(ctx, "Moment", "MomentOut");
+  for (int64_t k = 0; k < g.count; ++k) {
+    int64_t r = g.id(k);
+    const T *gr = g.values + k * g.width;
+    T squares = 0;
+    for (int64_t j = 0; j < g.width; ++j)
+      squares += gr[j] * gr[j];
+    T nm = m[r] + (g.width ? squares / T(g.width) : T(0));
+    m[r] = nm;
+    T denom = std::sqrt(nm) + eps;
+    T *row = p + r * g.width;
+    for (int64_t j = 0; j < g.width; ++j)
+      row[j] = row[j] - lr * gr[j] / denom;
+  }
+  return llvm::Error::success();
+}
+
+template <typename T> static llvm::Error lazyAdamOf(KernelContext &ctx) {
+  TouchedRows<T> g;
+  if (llvm::Error err = touchedRows(ctx, g))
+    return err;
+  T lr = ctx.input("LearningRate").data<T>()[0];
+  T b1 = ctx.attrs().getFloat("beta1"), b2 = ctx.attrs().getFloat("beta2"),
+    eps = ctx.attrs().getFloat("epsilon");
+  T *p = updated<T>(ctx, "Param", "ParamOut");
+  T *m1 = updated<T>(ctx, "Moment1", "Moment1Out"), *m2 = updated<T>(ctx, "Moment2", "Moment2Out");
+  T *b1p = updated<T>(ctx, "Beta1Pow", "Beta1PowOut"),
+    *b2p = updated<T>(ctx, "Beta2Pow", "Beta2PowOut");
+  for (int64_t k = 0; k < g.count; ++k) {
+    int64_t r = g.id(k), base = r * g.width;
+    const T *gr = g.values + k * g.width;
+    // This row's own step: beta^t with t the number of updates that touched it.
+    T lrT = lr * std::sqrt(T(1) - b2p[r]) / (T(1) - b1p[r]);
+    T epsT = eps * std::sqrt(T(1) - b2p[r]);
+    for (int64_t j = 0; j < g.width; ++j) {
+      T nm1 = b1 * m1[base + j] + (T(1) - b1) * gr[j];
+      T nm2 = b2 * m2[base + j] + (T(1) - b2) * gr[j] * gr[j];
+      m1[base + j] = nm1;
+      m2[base + j] = nm2;
+      p[base + j] = p[base + j] - lrT * nm1 / (std::sqrt(nm2) + epsT);
+    }
+    b1p[r] *= b1;
+    b2p[r] *= b2;
+  }
+  return llvm::Error::success();
+}
+
+static bool isF64(const KernelContext &ctx) { return ctx.input("Param").dtype() == proto::F64; }
+
+llvm::Error sparseSgd(KernelContext &ctx) {
+  return isF64(ctx) ? sgdRows<double>(ctx) : sgdRows<float>(ctx);
+}
+llvm::Error sparseAdagrad(KernelContext &ctx) {
+  return isF64(ctx) ? adagradRows<double>(ctx) : adagradRows<float>(ctx);
+}
+llvm::Error rowWiseAdagrad(KernelContext &ctx) {
+  return isF64(ctx) ? rowWiseAdagradOf<double>(ctx) : rowWiseAdagradOf<float>(ctx);
+}
+llvm::Error lazyAdam(KernelContext &ctx) {
+  return isF64(ctx) ? lazyAdamOf<double>(ctx) : lazyAdamOf<float>(ctx);
+}
+
+} // namespace oar::cpu
