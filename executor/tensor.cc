@@ -38,6 +38,16 @@ void Tensor::reshape(llvm::ArrayRef<int64_t> dims) {
   dims_.assign(dims.begin(), dims.end());
 }
 
+void Tensor::adopt(DType dtype, llvm::ArrayRef<int64_t> dims, std::shared_ptr<std::byte> buffer) {
+  dtype_ = dtype;
+  dims_.assign(dims.begin(), dims.end());
+  numel_ = 1;
+  for (int64_t d : dims_)
+    numel_ *= d;
+  buf_ = std::move(buffer);
+  capacity_ = bytes();
+}
+
 Tensor Tensor::clone() const {
   Tensor t;
   if (!initialized())

@@ -33,6 +33,9 @@ public:
   /// Changes dims without touching data; the element count must not change.
   void reshape(llvm::ArrayRef<int64_t> dims);
   Tensor clone() const;
+  /// Makes this tensor a view of `buffer`, which holds at least dims x dtype bytes and whose
+  /// owner lives as long as any tensor sharing it: received bytes become a tensor without a copy.
+  void adopt(DType dtype, llvm::ArrayRef<int64_t> dims, std::shared_ptr<std::byte> buffer);
 
   DType dtype() const { return dtype_; }
   llvm::ArrayRef<int64_t> dims() const { return dims_; }

@@ -1,5 +1,6 @@
 // The trainer's communicator.
 #include "runtime/communicator.h"
+#include "runtime/memory_policy.h"
 
 #include <thread>
 
@@ -9,7 +10,9 @@
 namespace oar::runtime {
 
 Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts)
-    : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts), context_(1) {}
+    : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts), context_(1) {
+  keepFreedMemoryForReuse(); // params arrive every step
+}
 
 Communicator::~Communicator() {
   for (auto &[ep, c] : connections_) {
@@ -248,7 +251,7 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   if (prefetched(names)) { // fetched ahead (with the step's barrier, or by an earlier recv)
     for (size_t i = 0; i < names.size(); ++i) {
       auto it = prefetched_.find(names[i]);
-      it->second.copyInto(*out[i]);
+      it->second.moveInto(*out[i]);
       prefetched_.erase(it);
     }
     return llvm::Error::success();
@@ -269,7 +272,7 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
       return makeError("{0}: pserver {1} answered {2} with {3}", who(), reqs[i].endpoint,
                        reqs[i].header.var(), m.header.var());
     if (i < names.size())
-      m.copyInto(*out[i]);
+      m.moveInto(*out[i]);
     else
       prefetched_.emplace(m.header.var(), std::move(m));
   }

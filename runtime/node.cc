@@ -5,6 +5,7 @@
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
+#include "executor/threads.h"
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ir/verify.h"
@@ -186,6 +187,8 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.timeouts = opts.timeouts;
   env.pserver.bind = opts.bind;
   env.pserver.log = opts.log;
+  // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
+  env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
   Executor exec;
   exec.setEnv(&env);
   Scope scope;

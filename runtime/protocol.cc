@@ -147,4 +147,14 @@ void Message::copyInto(Tensor &dst) const {
   std::memcpy(dst.raw(), payload.data(), payload.size());
 }
 
+void Message::moveInto(Tensor &dst) {
+  if (payload.size() == 0) { // nothing to share (an empty tensor)
+    copyInto(dst);
+    return;
+  }
+  auto owner = std::make_shared<zmq::message_t>(std::move(payload));
+  std::shared_ptr<std::byte> bytes(owner, static_cast<std::byte *>(owner->data()));
+  dst.adopt(header.dtype(), dims(), std::move(bytes));
+}
+
 } // namespace oar::runtime

@@ -30,6 +30,9 @@ struct Message {
   std::vector<int64_t> dims() const { return {header.dims().begin(), header.dims().end()}; }
   /// Copies the tensor into `dst`, reusing its buffer when it is large enough.
   void copyInto(Tensor &dst) const;
+  /// Makes `dst` the payload itself (no copy); the message's payload is empty afterwards.
+  /// Anything else sharing dst's old buffer keeps the old bytes.
+  void moveInto(Tensor &dst);
 };
 
 /// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer

@@ -7,7 +7,11 @@
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
+#include "runtime/memory_policy.h"
+#include "runtime/ordered_replies.h"
+#include "runtime/service_threads.h"
 #include "runtime/signals.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -48,8 +52,15 @@ struct PserverLoop::Impl {
   std::vector<PendingGet> pending;
   Clock::time_point lastActivity = Clock::now();
   std::optional<Clock::time_point> roundWaitStart;
+  /// Which service thread runs each optimize block (index = block), and which one updates
+  /// each var an optimize block writes.
+  std::vector<int> blockThread;
+  llvm::StringMap<int> varThread;
+  std::unique_ptr<ServiceThreads> workers;
   zmq::context_t context{1};
   zmq::socket_t socket{context, zmq::socket_type::router};
+  OrderedReplies replies{[this](const std::string &peer, const proto::MsgHeader &h,
+                                const Tensor *t) { sendNow(peer, h, t); }};
   std::function<void(const std::string &)> onBound;
 
   Impl(const proto::Program &p, Scope &s, PserverOptions o)
@@ -88,6 +99,9 @@ struct PserverLoop::Impl {
       t.dims.assign(v.type().dims().begin(), v.type().dims().end());
       declared[v.name()] = t;
     }
+    if (!replies.valid())
+      return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
+    assignBlocksToThreads();
     barrierRound.assign(fanin, 0);
     lastStep.assign(fanin, 0);
     completed.assign(fanin, false);
@@ -117,6 +131,50 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
+  /// Gives each optimize block a service thread for life. Blocks that write a common var (even
+  /// through a chain of others) share a thread, so no var is ever written by two threads. Every
+  /// var a block writes is created here: service threads only look vars up, and the scope's map
+  /// never changes under them.
+  void assignBlocksToThreads() {
+    int threads = std::max(0, opts.serviceThreads);
+    workers = std::make_unique<ServiceThreads>(threads);
+    auto forEachOutput = [&](int block, auto fn) {
+      for (const proto::Op &op : program.blocks(block).ops())
+        for (const proto::Slot &slot : op.outputs())
+          for (const std::string &var : slot.names())
+            fn(var);
+    };
+    llvm::EquivalenceClasses<int> groups;
+    llvm::StringMap<int> firstWriter;
+    for (int b = 1; b < program.blocks_size(); ++b) {
+      groups.insert(b);
+      forEachOutput(b, [&](const std::string &var) {
+        auto [it, fresh] = firstWriter.try_emplace(var, b);
+        if (!fresh)
+          groups.unionSets(it->getValue(), b);
+      });
+    }
+    blockThread.assign(program.blocks_size(), 0);
+    std::map<int, int> groupThread; // group leader -> thread, dealt round robin
+    for (int b = 1; b < program.blocks_size(); ++b) {
+      int leader = groups.getLeaderValue(b);
+      auto [it, fresh] = groupThread.try_emplace(leader, 0);
+      if (fresh && threads > 0)
+        it->second = static_cast<int>(groupThread.size() - 1) % threads;
+      blockThread[b] = it->second;
+      forEachOutput(b, [&](const std::string &var) {
+        varThread[var] = blockThread[b];
+        scope.get(var);
+      });
+    }
+    for (const auto &entry : gradToBlock) // async gradients are received on service threads
+      scope.get(entry.getKey());
+  }
+  int threadOf(llvm::StringRef var) const {
+    auto it = varThread.find(var);
+    return it == varThread.end() ? 0 : it->getValue();
+  }
+
   bool live(int64_t t) const { return !completed[t] && !lost[t]; }
   bool anyLive() const {
     for (int64_t t = 0; t < fanin; ++t)
@@ -131,9 +189,13 @@ struct PserverLoop::Impl {
     return llvm::join(s, ", ");
   }
 
-  void reply(const std::string &peer, const proto::MsgHeader &h, const Tensor *t = nullptr) {
+  void sendNow(const std::string &peer, const proto::MsgHeader &h, const Tensor *t) {
     socket.send(zmq::message_t(peer.data(), peer.size()), zmq::send_flags::sndmore);
     sendMessage(socket, h, t);
+  }
+  /// Replies in the order of the peer's requests (see OrderedReplies).
+  void reply(const std::string &peer, const proto::MsgHeader &h, const Tensor *t = nullptr) {
+    replies.send(peer, h, t);
   }
   void replyError(const std::string &peer, const proto::MsgHeader &req, const std::string &why) {
     proto::MsgHeader h = makeHeader(proto::REPLY_ERROR, req.var(), req.trainer_id(), req.step());
@@ -141,14 +203,18 @@ struct PserverLoop::Impl {
     reply(peer, h);
   }
   void replyVar(const std::string &peer, const proto::MsgHeader &req) {
-    const Tensor &t = *scope.find(req.var());
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
     if (mode == "sync") { // params do not change until every trainer has fetched: no copy
-      reply(peer, h, &t);
-    } else { // updates may land while ZeroMQ sends: send a snapshot
-      Tensor copy = t.clone();
-      reply(peer, h, &copy);
+      reply(peer, h, scope.find(req.var()));
+      return;
     }
+    // Updates may land while ZeroMQ sends: the thread that updates the param takes a snapshot
+    // between two of its updates.
+    std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
+    workers->post(threadOf(req.var()), [this, slot, h]() -> llvm::Error {
+      replies.fill(slot, h, scope.find(h.var())->clone());
+      return llvm::Error::success();
+    });
   }
 
   /// Checks a var payload against the declared var it is written to.
@@ -205,8 +271,10 @@ struct PserverLoop::Impl {
               std::fill_n(static_cast<std::byte *>(copy->raw()), copy->bytes(), std::byte{0});
       setAverageOver(static_cast<int64_t>(liveIds.size()));
       for (const auto &entry : gradToBlock)
-        if (llvm::Error err = runBlock(entry.getValue()))
-          return err;
+        workers->post(blockThread[entry.getValue()],
+                      [this, block = entry.getValue()] { return runBlock(block); });
+      if (llvm::Error err = workers->drain())
+        return err;
       optimizedRounds = round;
       roundWaitStart.reset();
       serveReadyGets();
@@ -238,10 +306,11 @@ struct PserverLoop::Impl {
       return makeError("trainer {0} already completed", t);
     // Only an accepted message moves a trainer's clock: a refused one (a forged HELLO with a
     // huge step, say) must not lock the real trainer out.
+    int64_t step = h.step(); // dispatch may move the message's contents away
     if (llvm::Error err = dispatch(peer, m, t))
       return err;
     lastSeen[t] = Clock::now();
-    lastStep[t] = h.step();
+    lastStep[t] = step;
     return llvm::Error::success();
   }
 
@@ -263,17 +332,20 @@ struct PserverLoop::Impl {
         return makeError("var {0} is not a gradient this pserver takes", h.var());
       if (llvm::Error err = checkPayload(m, h.var()))
         return err;
-      if (mode == "sync") {
-        if (h.step() != barrierRound[t])
-          return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
-                           h.step(), t, barrierRound[t]);
-        m.copyInto(scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))));
-      } else {
-        m.copyInto(scope.get(h.var()));
-        if (llvm::Error err = runBlock(it->getValue())) // applied before the next message
-          return err;
-      }
+      if (mode == "sync" && h.step() != barrierRound[t])
+        return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
+                         h.step(), t, barrierRound[t]);
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
+      if (mode == "sync") { // kept per trainer until the step's barrier
+        m.moveInto(scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))));
+        return llvm::Error::success();
+      }
+      // Applied by the block's thread, before any later get of what the block updates.
+      auto msg = std::make_shared<Message>(std::move(m));
+      workers->post(blockThread[it->getValue()], [this, msg, block = it->getValue()] {
+        msg->moveInto(*scope.find(msg->header.var()));
+        return runBlock(block);
+      });
       return llvm::Error::success();
     }
     case proto::GET_VAR:
@@ -366,6 +438,19 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
+  /// Waits up to `timeout` for a message, sending the replies whose turn comes meanwhile.
+  std::optional<std::vector<zmq::message_t>> nextMessage(std::chrono::milliseconds timeout) {
+    replies.flush(); // what a task run inline (no service threads) just made
+    zmq::pollitem_t items[] = {{static_cast<void *>(socket), 0, ZMQ_POLLIN, 0},
+                               {nullptr, replies.fd(), ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, timeout);
+    if (items[1].revents & ZMQ_POLLIN)
+      replies.flush();
+    if (!(items[0].revents & ZMQ_POLLIN))
+      return std::nullopt;
+    return receiveFrames(socket, std::chrono::milliseconds(0));
+  }
+
   llvm::Error loop() {
     if (llvm::Error err = init())
       return err;
@@ -379,9 +464,11 @@ struct PserverLoop::Impl {
         return failAll(fatal);
       if (llvm::Error err = checkTimeouts())
         return err;
+      if (std::optional<std::string> failed = workers->failure())
+        fatal = *failed;
       std::optional<std::vector<zmq::message_t>> frames;
       try {
-        frames = receiveFrames(socket, std::chrono::milliseconds(100));
+        frames = nextMessage(std::chrono::milliseconds(100));
       } catch (const zmq::error_t &e) {
         if (e.num() == EINTR)
           continue;
@@ -408,6 +495,10 @@ struct PserverLoop::Impl {
         replyError(identity, msg->header, why);
       }
     }
+    // Updates still queued land before the params are saved.
+    if (llvm::Error err = workers->drain())
+      fatal = llvm::toString(std::move(err));
+    replies.flush();
     if (!fatal.empty())
       return failAll(fatal);
     std::vector<int64_t> lostIds;
@@ -436,6 +527,7 @@ PserverLoop::PserverLoop(const proto::Program &program, Scope &scope, PserverOpt
 PserverLoop::~PserverLoop() = default;
 
 llvm::Error PserverLoop::run() {
+  keepFreedMemoryForReuse(); // gradients arrive every step
   impl_->onBound = onBound;
   return impl_->loop();
 }

@@ -12,15 +12,23 @@ struct PserverOptions {
   Timeouts timeouts;
   std::string bind;                             ///< host:port to bind; empty: the endpoint
   std::function<void(const std::string &)> log; ///< one line per call (no newline)
+  /// Threads that run the optimize blocks (each block always on the same one); 0 runs them on
+  /// the loop's own thread.
+  int serviceThreads = 0;
 };
 
-/// Serves one pserver program until every trainer has completed. Single threaded: each message
-/// is handled (and each optimize block run) to the end before the next, so no update is torn.
+/// Serves one pserver program until every trainer has completed. One thread owns the socket:
+/// it checks every message and answers it; optimize blocks run on service threads, each block
+/// always on the same thread, so no update is torn and blocks update in parallel. Replies keep
+/// each trainer's request order.
 ///
 /// Sync: gradients are kept per trainer; when every live trainer has sent its send_barrier for a
-/// step, the optimize blocks average the live trainers' copies and update; a trainer's get_var
-/// is answered once the server has applied every step that trainer closed.
-/// Async: each gradient runs its optimize block on arrival. GEO: each delta is added on arrival.
+/// step, the optimize blocks average the live trainers' copies and update (all blocks of the
+/// step before any param is served); a trainer's get_var is answered once the server has
+/// applied every step that trainer closed.
+/// Async: each gradient runs its optimize block on arrival; a get_var is answered with a
+/// snapshot taken by the param's thread after the updates queued before it. GEO: each delta is
+/// added on arrival.
 /// The exit status of a node that failed only because another node of the job failed first (a
 /// pserver whose trainers reported errors): oar-launch names the node that failed first.
 inline constexpr int kExitOtherNodeFailed = 3;

@@ -28,6 +28,14 @@ static cl::opt<std::string>
             cl::cat(category));
 static cl::opt<int64_t> timeoutSec("timeout", cl::desc("stop everything after N seconds (0: none)"),
                                    cl::init(0), cl::cat(category));
+static cl::opt<int> serverThreads(
+    "server-threads",
+    cl::desc("threads per pserver: its service threads, each owning optimize blocks (default 1)"),
+    cl::init(1), cl::cat(category));
+static cl::opt<int>
+    workerThreads("worker-threads",
+                  cl::desc("compute threads per trainer (default: the cores split among them)"),
+                  cl::init(0), cl::cat(category));
 static cl::opt<std::string> executor("executor",
                                      cl::desc("path of oar-executor (default: beside oar-launch)"),
                                      cl::cat(category));
@@ -60,6 +68,13 @@ int main(int argc, char **argv) {
   opts.servers = serverNum, opts.workers = workerNum, opts.mode = mode;
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
   opts.timeoutSec = timeoutSec;
+  if (serverThreads < 1 || workerThreads < 0) {
+    errs() << "oar-launch: error: --server-threads must be at least 1 and --worker-threads at "
+              "least 0 (0: split the cores), not "
+           << serverThreads << " and " << workerThreads << "\n";
+    return 1;
+  }
+  opts.pserverThreads = serverThreads, opts.trainerThreads = workerThreads;
   opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
   if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
     opts.extraArgs.erase(opts.extraArgs.begin());

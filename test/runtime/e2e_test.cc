@@ -101,17 +101,40 @@ TEST_CASE("the MNIST MLP on 2 trainers x 2 pservers (sync) equals one machine wi
                         64, f.dir + "/init", f.params);
 }
 
+TEST_CASE("pserver service threads change no bit of sync training", "[e2e][runtime]") {
+  // One pserver holds all six params of the MLP; with 3 service threads their optimize blocks
+  // run side by side, on different threads from one step to the next.
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  std::string dir = scratchDir("e2e_service_threads");
+  makeModel(dir + "/model", "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                            "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
+                            "--momentum=0.9 --epochs=1 --batch-size=32 --format=npy --data=" +
+                                f.dir + "/x.npy," + f.dir + "/y.npy");
+  for (const char *threads : {"1", "3"})
+    run(binDir() + "/oar-launch --server-num=1 --worker-num=2 --mode=sync --timeout=300 " +
+        "--worker-threads=1 --server-threads=" + threads + " --load " + f.dir + "/init --save " +
+        dir + "/threads" + threads + " " + dir + "/model");
+  for (const std::string &p : f.params) {
+    INFO(p);
+    std::string one = readFile(dir + "/threads1/" + p + ".npy");
+    CHECK(!one.empty());
+    CHECK(one == readFile(dir + "/threads3/" + p + ".npy"));
+  }
+}
+
 TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[e2e][runtime]") {
   // One machine (batch 20) reaches a test MSE of 16.1 here and async about 14.6, from a first
   // loss above 400. GEO is judged on the global model the pservers hold once every trainer has
   // pushed its last delta (saved by the pservers, evaluated with --eval-only).
   std::string dir = scratchDir("e2e_async_geo");
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=60");
-  for (std::string mode : {"async", "geo"}) {
+  // async2: each pserver applies its two params' gradients on two service threads.
+  for (std::string mode : {"async", "async2", "geo"}) {
     std::string save = dir + "/" + mode;
-    std::string out =
-        run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 --mode=" + mode +
-            " --save " + save + " " + dir + "/model -- --geo-k-steps 10");
+    std::string threads = mode == "async2" ? "2" : "1";
+    std::string out = run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 " +
+                          "--mode=" + mode.substr(0, 5) + " --server-threads=" + threads +
+                          " --save " + save + " " + dir + "/model -- --geo-k-steps 10");
     INFO(mode << "\n" << out);
     // The trainer that stepped first saw the initial params (async: the other may start after
     // its updates, from a lower loss).
@@ -230,7 +253,9 @@ TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runti
           "/oar-executor --role pserver --trainers 1 --pservers 127.0.0.1:" + std::to_string(port) +
           " --endpoint 127.0.0.1:" + std::to_string(port) +
           " --main model/main.pb --startup model/startup.pb > ps.log 2>&1 & pid=$!; "
-          "sleep 0.5; kill -TERM $pid; wait $pid; echo \"rc $?\")");
+          // Killed once it serves (a loaded machine may take seconds to start it).
+          "for i in $(seq 300); do grep -q serving ps.log && break; sleep 0.05; done; "
+          "kill -TERM $pid; wait $pid; echo \"rc $?\")");
   CHECK_THAT(out, Contains("rc 1"));
   CHECK_THAT(readFile(dir + "/ps.log"), Contains("stopped by signal 15"));
 }

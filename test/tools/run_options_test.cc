@@ -213,5 +213,5 @@ TEST_CASE("a connect timeout reports the time actually waited", "[tools][errors]
   double said = std::stod(m[1]);
   CHECK(said >= 0.7);
   CHECK(said <= waited);
-  CHECK(waited - said < 0.5); // the process's start and exit take the rest
+  CHECK(waited - said < 2.0); // the process's start and exit take the rest (slow when loaded)
 }
