@@ -111,6 +111,9 @@ struct PserverLoop::Impl {
     try {
       // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
       socket.set(zmq::sockopt::linger, 2000);
+      // A peer announcing a frame larger than any message of this plan is cut off before
+      // ZeroMQ allocates it: junk cannot hold the pserver's memory.
+      socket.set(zmq::sockopt::maxmsgsize, largestLegalMessage());
       socket.bind(zmqAddress(bind));
     } catch (const zmq::error_t &e) {
       return makeError("pserver {0}: cannot bind {1}: {2}", endpoint, bind, e.what());
@@ -173,6 +176,19 @@ struct PserverLoop::Impl {
   int threadOf(llvm::StringRef var) const {
     auto it = varThread.find(var);
     return it == varThread.end() ? 0 : it->getValue();
+  }
+
+  /// The largest frame a trainer may send: its largest gradient, plus room for a header.
+  int64_t largestLegalMessage() const {
+    int64_t largest = 0;
+    for (const auto &entry : gradToBlock) {
+      const ops::VarType &t = declared.lookup(entry.getKey());
+      int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
+      for (int64_t d : t.dims)
+        bytes *= std::max<int64_t>(d, 1);
+      largest = std::max(largest, bytes);
+    }
+    return largest + (64 << 10);
   }
 
   bool live(int64_t t) const { return !completed[t] && !lost[t]; }
@@ -304,6 +320,10 @@ struct PserverLoop::Impl {
                        lastStep[t]);
     if (completed[t] && h.kind() != proto::COMPLETE)
       return makeError("trainer {0} already completed", t);
+    if (lost[t]) // its updates would land on a model the others moved on from
+      return makeError("trainer {0} was declared lost (silent for longer than the barrier timeout "
+                       "while others trained); its messages are refused",
+                       t);
     // Only an accepted message moves a trainer's clock: a refused one (a forged HELLO with a
     // huge step, say) must not lock the real trainer out.
     int64_t step = h.step(); // dispatch may move the message's contents away

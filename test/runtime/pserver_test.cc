@@ -1,5 +1,6 @@
 // A live pserver (in a thread, on 127.0.0.1) against bad messages and mismatched trainers.
 #include <future>
+#include <thread>
 
 #include "api/recipes.h"
 #include "executor/executor.h"
@@ -27,10 +28,12 @@ Timeouts shortTimeouts() {
 /// fit_a_line transpiled for one pserver on a free port and two sync trainers.
 struct OnePserverJob {
   TranspileResult r;
-  std::string endpoint;
-  OnePserverJob() {
+  std::string endpoint, mode;
+  Timeouts timeouts = shortTimeouts();
+  explicit OnePserverJob(std::string jobMode = "sync") : mode(std::move(jobMode)) {
     ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
     DistributeConfig c;
+    c.mode = mode;
     c.trainers = 2;
     endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
     c.pservers = {endpoint};
@@ -39,14 +42,14 @@ struct OnePserverJob {
   /// Serves in a thread; the future holds the pserver's result text ("" for success).
   std::future<std::string> serve() {
     NodePrograms progs{r.pservers[0], r.pserverStartups[0]};
-    return std::async(std::launch::async, [progs] {
+    return std::async(std::launch::async, [progs, timeouts = timeouts] {
       NodeOptions opts;
-      opts.timeouts = shortTimeouts();
+      opts.timeouts = timeouts;
       llvm::Error err = runPserver(progs, opts);
       return err ? llvm::toString(std::move(err)) : std::string();
     });
   }
-  JobIdentity job() const { return {"sync", 2, r.plan.digest()}; }
+  JobIdentity job() const { return {mode, 2, r.plan.digest()}; }
 };
 
 /// A bare DEALER connected to a pserver, for messages no Communicator would send.
@@ -212,4 +215,48 @@ TEST_CASE("a pserver whose trainer failed ends with an error naming it, not succ
   REQUIRE_OK(t0.complete());
   REQUIRE_OK(t1.complete("step 3: loss is nan"));
   CHECK_THAT(server.get(), Contains("trainer(s) 1 failed; the first: step 3: loss is nan"));
+}
+
+TEST_CASE("async: a trainer declared lost is refused from then on, and nothing of it applied",
+          "[runtime]") {
+  OnePserverJob job("async");
+  job.timeouts.barrier = std::chrono::milliseconds(400);
+  auto server = job.serve();
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  // Trainer 0 keeps training (pulling) while trainer 1 stalls past the barrier timeout.
+  Tensor before;
+  for (int i = 0; i < 12; ++i) {
+    REQUIRE_OK(t0.getVars({"fc_0.b_0"}, {job.endpoint}, {&before}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Trainer 1 resumes: its gradient and its pull are refused, naming why.
+  Tensor grad = Tensor::fromVector<float>({1}, {1000.0f});
+  REQUIRE_OK(t1.sendVars({{"fc_0.b_0@GRAD", &grad}}, {job.endpoint}));
+  Tensor got;
+  std::string why = errorText(t1.getVars({"fc_0.b_0"}, {job.endpoint}, {&got}));
+  CHECK_THAT(why, Contains("trainer 1 was declared lost"));
+  Tensor after;
+  REQUIRE_OK(t0.getVars({"fc_0.b_0"}, {job.endpoint}, {&after}));
+  CHECK(after.toVector<float>() == before.toVector<float>());
+  REQUIRE_OK(t0.complete());
+  CHECK_THAT(server.get(), Contains("trainer(s) 1 were lost before completing"));
+}
+
+TEST_CASE("a frame larger than any message of the plan is cut off, and the pserver serves on",
+          "[runtime]") {
+  OnePserverJob job; // its largest message is a 13-float gradient
+  auto server = job.serve();
+  zmq::context_t ctx;
+  zmq::socket_t raw = rawClient(ctx, job.endpoint);
+  std::string huge(8 << 20, 'x');
+  raw.send(zmq::message_t(huge.data(), huge.size()), zmq::send_flags::none);
+  CHECK_FALSE(receiveFrames(raw, std::chrono::milliseconds(1000))); // dropped: no reply
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
 }
