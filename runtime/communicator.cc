@@ -262,7 +262,7 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
         {makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
   for (const auto &[var, ep] : ahead)
     reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_), nullptr, ep});
-  auto replies = roundTrip(reqs, "receiving");
+  auto replies = roundTrip(reqs, "receiving", heldReplyTimeout());
   if (!replies)
     return replies.takeError();
   prefetched_.clear();
@@ -300,7 +300,7 @@ Communicator::barrier(proto::MsgKind kind,
   // The fetches belong to the step the barrier closes (the step after it advances).
   for (const auto &[var, ep] : prefetch)
     reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_ + 1), nullptr, ep});
-  auto replies = roundTrip(reqs, "in send_barrier");
+  auto replies = roundTrip(reqs, "in send_barrier", heldReplyTimeout());
   if (!replies)
     return replies.takeError();
   advanceStep();

@@ -65,6 +65,10 @@ private:
   };
   /// Collects outstanding acknowledgements, sends every request, then one reply per request.
   /// `timeout` 0 means the reply timeout.
+  /// A sync pserver holds a step's fetches until every trainer closed the step, for up to its
+  /// barrier timeout, and then answers with its own error (naming the trainer that is missing).
+  /// Waiting longer than that lets the pserver's message, not a vaguer one, reach the user.
+  std::chrono::milliseconds heldReplyTimeout() const { return timeouts_.reply + timeouts_.barrier; }
   llvm::Expected<std::vector<Message>> roundTrip(const std::vector<Request> &requests,
                                                  const char *what,
                                                  std::chrono::milliseconds timeout = {});

@@ -159,8 +159,10 @@ TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and a
           "[e2e][runtime][fault]") {
   std::string dir = scratchDir("e2e_kill_trainer");
   makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
+  // Barrier and reply timeouts equal, as their defaults are: the survivor must still get the
+  // pservers' account of the missing trainer, not a reply timeout about a healthy pserver.
   std::string timeouts =
-      " --barrier-timeout-ms 3000 --reply-timeout-ms 6000 --idle-timeout-ms 6000";
+      " --barrier-timeout-ms 3000 --reply-timeout-ms 3000 --idle-timeout-ms 6000";
 
   std::string out =
       runJob(dir + "/model", dir + "/sync", "trainer.1", "1.5", "--mode sync" + timeouts);
