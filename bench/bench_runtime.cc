@@ -44,10 +44,19 @@ static std::future<void> servePserver(NodePrograms progs) {
 /// small acknowledgement per message, collected at the end (as pipelined pushes are).
 /// Returns {stream seconds, round-trip seconds} for `rounds` of each. Printed: push and pull as a
 /// fraction of the stream's throughput, and the pull's time over the raw round trip's.
+/// A frame over `bytes` without a copy, as the runtime's tensor frames are (the buffer outlives
+/// every send).
+static zmq::message_t unowned(const std::string &bytes) {
+  return zmq::message_t(const_cast<char *>(bytes.data()), bytes.size(), nullptr, nullptr);
+}
+
 static std::pair<double, double> rawZmq(int64_t bytes, int rounds) {
   std::string endpoint = endpoints(1)[0];
-  zmq::context_t ctx;
-  zmq::socket_t server(ctx, zmq::socket_type::router), client(ctx, zmq::socket_type::dealer);
+  // A context each, as two processes (or a trainer and a pserver) have: each end has its own
+  // I/O thread, so a message crosses the same threads as the runtime's.
+  zmq::context_t serverCtx, clientCtx;
+  zmq::socket_t server(serverCtx, zmq::socket_type::router),
+      client(clientCtx, zmq::socket_type::dealer);
   server.bind(connectAddress(endpoint));
   client.connect(connectAddress(endpoint));
   std::string payload(bytes, 'x');
@@ -58,8 +67,7 @@ static std::pair<double, double> rawZmq(int64_t bytes, int rounds) {
       (void)server.recv(body);
       bool pull = body.size() == 1; // a round trip's request: answer with the payload
       server.send(id, zmq::send_flags::sndmore);
-      server.send(pull ? zmq::message_t(payload.data(), payload.size()) : zmq::message_t("k", 1),
-                  zmq::send_flags::none);
+      server.send(pull ? unowned(payload) : zmq::message_t("k", 1), zmq::send_flags::none);
     }
   });
   // At most 256 unacknowledged, as the communicator keeps: a ROUTER drops replies past its
@@ -67,7 +75,7 @@ static std::pair<double, double> rawZmq(int64_t bytes, int rounds) {
   auto start = Clock::now();
   int acked = 0;
   for (int i = 0; i < rounds; ++i) {
-    client.send(zmq::message_t(payload.data(), payload.size()), zmq::send_flags::none);
+    client.send(unowned(payload), zmq::send_flags::none);
     for (; i + 1 - acked >= 256; ++acked) {
       zmq::message_t ack;
       (void)client.recv(ack);

@@ -460,7 +460,9 @@ struct PserverLoop::Impl {
 
   /// Waits up to `timeout` for a message, sending the replies whose turn comes meanwhile.
   std::optional<std::vector<zmq::message_t>> nextMessage(std::chrono::milliseconds timeout) {
-    replies.flush(); // what a task run inline (no service threads) just made
+    replies.flush();          // what a task run inline (no service threads) just made
+    if (workers->size() == 0) // nothing but the socket can bring work
+      return receiveFrames(socket, timeout);
     zmq::pollitem_t items[] = {{static_cast<void *>(socket), 0, ZMQ_POLLIN, 0},
                                {nullptr, replies.fd(), ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, timeout);
