@@ -38,18 +38,18 @@ static std::future<void> servePserver(NodePrograms progs) {
   return std::async(std::launch::async, [progs] { exitOnErr(runPserver(progs, NodeOptions{})); });
 }
 
-/// The limit the runtime can approach: plain ZeroMQ between a DEALER and a ROUTER thread over
-/// the transport trainers use (connectAddress), no protobuf, no tensors. A round trip sends a
-/// small request and gets `bytes` back (as a pull does); the stream sends `bytes` one way with a
-/// small acknowledgement per message, collected at the end (as pipelined pushes are).
-/// Returns {stream seconds, round-trip seconds} for `rounds` of each. Printed: push and pull as a
-/// fraction of the stream's throughput, and the pull's time over the raw round trip's.
 /// A frame over `bytes` without a copy, as the runtime's tensor frames are (the buffer outlives
 /// every send).
 static zmq::message_t unowned(const std::string &bytes) {
   return zmq::message_t(const_cast<char *>(bytes.data()), bytes.size(), nullptr, nullptr);
 }
 
+/// The limit the runtime can approach: plain ZeroMQ between a DEALER and a ROUTER thread over
+/// the transport trainers use (connectAddress), no protobuf, no tensors. A round trip sends a
+/// small request and gets `bytes` back (as a pull does); the stream sends `bytes` one way with a
+/// small acknowledgement per message, collected at the end (as pipelined pushes are).
+/// Returns {stream seconds, round-trip seconds} for `rounds` of each. Printed: push and pull as a
+/// fraction of the stream's throughput, and the pull's time over the raw round trip's.
 static std::pair<double, double> rawZmq(int64_t bytes, int rounds) {
   std::string endpoint = endpoints(1)[0];
   // A context each, as two processes (or a trainer and a pserver) have: each end has its own
