@@ -108,7 +108,7 @@ static void pushPull(int64_t bytes) {
   c.pservers = endpoints(1);
   c.sliceVarUp = false;
   TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
-  auto server = servePserver({r.pservers[0], r.pserverStartups[0]});
+  auto server = servePserver({r.pserver(0), r.pserverStartup(0)});
   Communicator comm(0, c.pservers, Timeouts{});
   exitOnErr(comm.connect({"sync", 1, r.plan.digest()}));
   Tensor grad(proto::F32, {n, 1});
@@ -184,14 +184,14 @@ static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers
   TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
   std::vector<std::future<void>> nodes;
   for (int i = 0; i < servers; ++i)
-    nodes.push_back(servePserver({r.pservers[i], r.pserverStartups[i]}));
+    nodes.push_back(servePserver({r.pserver(i), r.pserverStartup(i)}));
   for (int t = 0; t < workers; ++t)
     nodes.push_back(std::async(std::launch::async, [&, t] {
       NodeOptions opts;
       opts.cluster.trainerId = t;
       opts.onStep = clock.callback();
       std::optional<EvalResult> eval;
-      exitOnErr(runTrainer({r.trainer, r.trainerStartup}, opts, eval));
+      exitOnErr(runTrainer({r.trainer(), r.trainerStartup()}, opts, eval));
     }));
   for (auto &n : nodes)
     n.get();

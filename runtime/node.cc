@@ -73,12 +73,11 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
   if (!result)
     return result.takeError();
   if (c.role == "trainer")
-    return NodePrograms{std::move(result->trainer), std::move(result->trainerStartup)};
+    return NodePrograms{result->trainer(), result->trainerStartup()};
   auto index = pserverIndex(c);
   if (!index)
     return index.takeError();
-  return NodePrograms{std::move(result->pservers[*index]),
-                      std::move(result->pserverStartups[*index])};
+  return NodePrograms{result->pserver(*index), result->pserverStartup(*index)};
 }
 
 llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,

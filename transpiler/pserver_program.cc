@@ -20,16 +20,40 @@ std::string stateBlockName(const ParamPlan &p, const VarBlock &b, llvm::StringRe
 /// map. The last entry for a name wins.
 using Renames = llvm::SmallVector<std::pair<llvm::StringRef, std::string>, 8>;
 
-/// Renames every input and output name of `op` through `names` (names not in it stay).
-void renameAll(proto::Op &op, const Renames &names) {
-  for (auto *slots : {op.mutable_inputs(), op.mutable_outputs()})
-    for (proto::Slot &s : *slots)
-      for (std::string &n : *s.mutable_names()) {
-        auto lastFirst = llvm::reverse(names);
-        auto rename = llvm::find_if(lastFirst, [&](const auto &r) { return r.first == n; });
-        if (rename != lastFirst.end())
-          n = rename->second;
-      }
+/// `name` renamed through `names` (itself when not in it).
+const std::string &renamed(const std::string &name, const Renames &names) {
+  auto lastFirst = llvm::reverse(names);
+  auto rename = llvm::find_if(lastFirst, [&](const auto &r) { return r.first == name; });
+  return rename != lastFirst.end() ? rename->second : name;
+}
+
+/// Appends to `block` a copy of `src` whose input and output names are renamed through `names`.
+/// The same message as copying `src` and then renaming, but each name is written once: the
+/// optimizer's op and the per-block state initialisers are copied once per param block, and
+/// copying their names only to replace them was a large share of building a pserver's programs.
+proto::Op &appendRenamed(proto::Block &block, const proto::Op &src, const Renames &names) {
+  proto::Op &op = *block.add_ops();
+  op.set_type(src.type());
+  auto copySlots = [&](const google::protobuf::RepeatedPtrField<proto::Slot> &from,
+                       google::protobuf::RepeatedPtrField<proto::Slot> &to) {
+    to.Reserve(from.size());
+    for (const proto::Slot &s : from) {
+      proto::Slot &copy = *to.Add();
+      copy.set_slot(s.slot());
+      copy.mutable_names()->Reserve(s.names_size());
+      for (const std::string &n : s.names())
+        copy.add_names(renamed(n, names));
+    }
+  };
+  copySlots(src.inputs(), *op.mutable_inputs());
+  copySlots(src.outputs(), *op.mutable_outputs());
+  *op.mutable_attrs() = src.attrs();
+  op.set_role(src.role());
+  // A copy keeps fields this build does not know (none in programs oar writes).
+  const google::protobuf::Reflection &reflection = *proto::Op::GetReflection();
+  if (const auto &unknown = reflection.GetUnknownFields(src); !unknown.empty())
+    reflection.MutableUnknownFields(&op)->MergeFrom(unknown);
+  return op;
 }
 
 /// Declares a persistable var of the param's dtype (optimizer state shares it).
@@ -60,18 +84,17 @@ void appendUpdate(const TranspileInputs &in, const ParamPlan &p, const VarBlock 
   for (const auto &[slot, var] : p.optimizer.shared)
     if (!vars.find(var))
       declareState(vars, p, var, srcDims(in, var));
-  proto::Op &update = *sub.add_ops() = in.main.blocks(0).ops(static_cast<int>(p.optimizer.opIndex));
-  renameAll(update, names);
-  update.set_role(proto::OPTIMIZE);
+  appendRenamed(sub, in.main.blocks(0).ops(static_cast<int>(p.optimizer.opIndex)), names)
+      .set_role(proto::OPTIMIZE);
 }
 
 } // namespace
 
-proto::Program buildPserverProgram(const TranspileInputs &in, size_t index) {
+void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program &out) {
   const DistributePlan &plan = in.plan;
   const std::string &mode = plan.config.mode;
   int64_t trainers = plan.config.trainers;
-  proto::Program out = newProgram();
+  out = newProgram();
   proto::Block &root = *out.mutable_blocks(0);
   VarTable vars(root);
   std::vector<std::string> gradToBlock, paramBlocks, blockParams;
@@ -132,12 +155,11 @@ proto::Program buildPserverProgram(const TranspileInputs &in, size_t index) {
                             {"plan_digest", in.digest}},
                            proto::DIST);
   setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
-  return out;
 }
 
-llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, size_t index) {
+llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::Program &out) {
   const DistributePlan &plan = in.plan;
-  proto::Program out = newProgram();
+  out = newProgram();
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
   llvm::DenseSet<llvm::StringRef> emitted; // shared state already initialised; views the plan
@@ -199,8 +221,7 @@ llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, si
           return init.takeError();
         std::string name = stateBlockName(p, b, var);
         declareState(vars, p, name, {1});
-        proto::Op &op = *block.add_ops() = **init;
-        renameAll(op, {{var, std::move(name)}});
+        appendRenamed(block, **init, {{var, std::move(name)}});
       }
       for (const auto &[slot, var] : p.optimizer.shared)
         if (emitted.insert(var).second) {
@@ -213,7 +234,7 @@ llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, si
     }
   }
   setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
-  return out;
+  return llvm::Error::success();
 }
 
 } // namespace oar

@@ -118,12 +118,11 @@ google::protobuf::FieldMask allFieldsBut(const google::protobuf::Descriptor &typ
   return mask;
 }
 
-/// A copy of `prog` whose block 0 has no ops, for the caller to add back the ops it keeps:
-/// copying every op only to drop many (the optimizer's, the params' initialisers) was a large
-/// share of building the trainer's programs. Other blocks are copied whole.
-proto::Program copyWithoutOps(const proto::Program &prog) {
+/// Copies `prog` into the empty `out` but for block 0's ops, for the caller to add back the ops
+/// it keeps: copying every op only to drop many (the optimizer's, the params' initialisers) was
+/// a large share of building the trainer's programs. Other blocks are copied whole.
+void copyWithoutOps(const proto::Program &prog, proto::Program &out) {
   using google::protobuf::util::FieldMaskUtil;
-  proto::Program out;
   FieldMaskUtil::MergeMessageTo(prog, allFieldsBut(*proto::Program::descriptor(), "blocks"), {},
                                 &out);
   for (const proto::Block &b : prog.blocks()) {
@@ -133,14 +132,13 @@ proto::Program copyWithoutOps(const proto::Program &prog) {
     else
       *out.add_blocks() = b;
   }
-  return out;
 }
 
 /// The geo trainer keeps training locally with all of main's ops; geo_sync exchanges deltas with
 /// the pservers every k steps.
-proto::Program buildGeoTrainerProgram(const TranspileInputs &in) {
+void buildGeoTrainerProgram(const TranspileInputs &in, proto::Program &out) {
   const DistributePlan &plan = in.plan;
-  proto::Program out = in.main;
+  out = in.main;
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
   std::vector<std::string> params, names, eps;
@@ -163,7 +161,6 @@ proto::Program buildGeoTrainerProgram(const TranspileInputs &in) {
                              {"block_names", names},
                              {"epmap", eps}});
   setDistInfo(out, in, "trainer", -1);
-  return out;
 }
 
 } // namespace
@@ -183,12 +180,14 @@ void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRe
   d.set_plan_digest(in.digest);
 }
 
-llvm::Expected<proto::Program> buildTrainerProgram(const TranspileInputs &in) {
-  if (in.plan.config.mode == "geo")
-    return buildGeoTrainerProgram(in);
+llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) {
+  if (in.plan.config.mode == "geo") {
+    buildGeoTrainerProgram(in, out);
+    return llvm::Error::success();
+  }
   const DistributePlan &plan = in.plan;
   const proto::Block &src = in.main.blocks(0);
-  proto::Program out = copyWithoutOps(in.main);
+  copyWithoutOps(in.main, out);
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
 
@@ -228,12 +227,13 @@ llvm::Expected<proto::Program> buildTrainerProgram(const TranspileInputs &in) {
     appendConcat(block, p);
   pruneVars(out);
   setDistInfo(out, in, "trainer", -1);
-  return out;
+  return llvm::Error::success();
 }
 
-proto::Program buildTrainerStartup(const TranspileInputs &in, const proto::Program &trainerMain) {
+void buildTrainerStartup(const TranspileInputs &in, const proto::Program &trainerMain,
+                         proto::Program &out) {
   const DistributePlan &plan = in.plan;
-  proto::Program out = copyWithoutOps(in.startup);
+  copyWithoutOps(in.startup, out);
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
   NameSet params, needed;
@@ -270,7 +270,6 @@ proto::Program buildTrainerStartup(const TranspileInputs &in, const proto::Progr
     insertOutputNames(op, written);
   keepOnlyVars(block, written);
   setDistInfo(out, in, "trainer", -1);
-  return out;
 }
 
 } // namespace oar

@@ -1,22 +1,44 @@
 // The DistributeTranspiler: a single-machine program -> trainer and pserver programs.
 #pragma once
 
+#include <memory>
+
+#include "google/protobuf/arena.h"
 #include "transpiler/plan.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace oar {
 
-/// Everything one transpilation writes.
-struct TranspileResult {
-  DistributePlan plan;
-  proto::Program trainer, trainerStartup;
-  std::vector<proto::Program> pservers, pserverStartups; // by endpoint index
-};
+class TranspileResult;
 
 /// Rewrites `main` + `startup` (unchanged) for `config`. Every program gets the same plan
 /// digest. Output is deterministic: the same input gives identical programs.
 llvm::Expected<TranspileResult> transpile(const proto::Program &main, const proto::Program &startup,
                                           const DistributeConfig &config);
+
+/// Everything one transpilation writes. The programs live on arenas the result owns, one per
+/// parallel job of transpile(), so building them allocates by bumping a pointer and freeing
+/// them frees a few large blocks. A caller that needs a proto::Program of its own copies one.
+/// Movable; the programs stay where they are, so references to them live as long as the
+/// result that holds them. A default-constructed result holds none, to be assigned to.
+class TranspileResult {
+public:
+  DistributePlan plan;
+
+  const proto::Program &trainer() const { return *trainer_; }
+  const proto::Program &trainerStartup() const { return *trainerStartup_; }
+  size_t numPservers() const { return pservers_.size(); }
+  /// Endpoint `index`'s main and startup programs.
+  const proto::Program &pserver(size_t index) const { return *pservers_[index]; }
+  const proto::Program &pserverStartup(size_t index) const { return *pserverStartups_[index]; }
+
+private:
+  friend llvm::Expected<TranspileResult> transpile(const proto::Program &, const proto::Program &,
+                                                   const DistributeConfig &);
+  std::vector<std::unique_ptr<google::protobuf::Arena>> arenas_;
+  proto::Program *trainer_ = nullptr, *trainerStartup_ = nullptr; // on arenas_
+  std::vector<proto::Program *> pservers_, pserverStartups_;      // by endpoint index
+};
 
 /// What every program of one transpilation reads, computed once rather than once per program:
 /// the plan's digest (a hash over every block, recorded in every program) and name indexes of
@@ -35,16 +57,19 @@ struct TranspileInputs {
   llvm::DenseMap<llvm::StringRef, const proto::Op *> startupWriters;
 };
 
+// Each builder writes its program into `out`, an empty program that may live on an arena.
+
 /// The trainer's main program: forward and backward, then split/send of each grad after its
 /// last writer, barriers and recv/concat of each param (sync, async); GEO keeps the optimizer
 /// and adds geo_sync.
-llvm::Expected<proto::Program> buildTrainerProgram(const TranspileInputs &in);
+llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out);
 /// The trainer's startup: the original minus what the pservers own, then recv of every param.
-proto::Program buildTrainerStartup(const TranspileInputs &in, const proto::Program &trainerMain);
+void buildTrainerStartup(const TranspileInputs &in, const proto::Program &trainerMain,
+                         proto::Program &out);
 /// The program of endpoint `index`: listen_and_serv plus one optimize block per param block.
-proto::Program buildPserverProgram(const TranspileInputs &in, size_t index);
+void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program &out);
 /// Initialises exactly endpoint `index`'s blocks with the single-machine startup's values.
-llvm::Expected<proto::Program> buildPserverStartup(const TranspileInputs &in, size_t index);
+llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::Program &out);
 
 /// Writes trainer.pb, trainer.startup.pb, pserver.<i>.pb, pserver.<i>.startup.pb and plan.txt
 /// (and .pbtxt forms with `text`) into `dir`.

@@ -41,7 +41,7 @@ struct OnePserverJob {
   }
   /// Serves in a thread; the future holds the pserver's result text ("" for success).
   std::future<std::string> serve() {
-    NodePrograms progs{r.pservers[0], r.pserverStartups[0]};
+    NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
     return std::async(std::launch::async, [progs, timeouts = timeouts] {
       NodeOptions opts;
       opts.timeouts = timeouts;
@@ -111,7 +111,7 @@ TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps
   // The params are still the startup's: nothing bad was applied.
   Executor exec;
   Scope fresh;
-  REQUIRE_OK(exec.run(job.r.pserverStartups[0], fresh));
+  REQUIRE_OK(exec.run(job.r.pserverStartup(0), fresh));
   Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
   REQUIRE_OK(t0.connect(job.job()));
   REQUIRE_OK(t1.connect(job.job()));

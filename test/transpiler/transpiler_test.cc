@@ -48,7 +48,7 @@ std::vector<std::string> opTypes(const proto::Block &b) {
 /// Checks the trainer program against the rewrite the issue describes.
 void checkTrainerShape(const proto::Program &single, const TranspileResult &r) {
   const DistributePlan &plan = r.plan;
-  const proto::Block &t = r.trainer.blocks(0);
+  const proto::Block &t = r.trainer().blocks(0);
   auto types = opTypes(t);
   if (plan.config.mode == "geo") {
     CHECK(types.back() == "geo_sync");
@@ -90,8 +90,8 @@ void checkTrainerShape(const proto::Program &single, const TranspileResult &r) {
 }
 
 void checkPserverShape(const TranspileResult &r) {
-  for (size_t i = 0; i < r.pservers.size(); ++i) {
-    const proto::Program &ps = r.pservers[i];
+  for (size_t i = 0; i < r.numPservers(); ++i) {
+    const proto::Program &ps = r.pserver(i);
     INFO("pserver " << i);
     CHECK(opTypes(ps.blocks(0)) == std::vector<std::string>{"listen_and_serv"});
     size_t blocksHere = 0;
@@ -126,17 +126,17 @@ TEST_CASE("golden listings of fit_a_line and the MNIST MLP for 1-3 pservers in e
               requireValue(transpile(model.main(), model.startup(), config(n, mode)));
           checkTrainerShape(model.main(), r);
           checkPserverShape(r);
-          REQUIRE_OK(verifyProgram(r.trainer, label + " trainer"));
-          REQUIRE_OK(verifyProgram(r.trainerStartup, label + " trainer startup"));
-          for (size_t i = 0; i < r.pservers.size(); ++i) {
-            REQUIRE_OK(verifyProgram(r.pservers[i], label + " pserver"));
-            REQUIRE_OK(verifyProgram(r.pserverStartups[i], label + " pserver startup"));
+          REQUIRE_OK(verifyProgram(r.trainer(), label + " trainer"));
+          REQUIRE_OK(verifyProgram(r.trainerStartup(), label + " trainer startup"));
+          for (size_t i = 0; i < r.numPservers(); ++i) {
+            REQUIRE_OK(verifyProgram(r.pserver(i), label + " pserver"));
+            REQUIRE_OK(verifyProgram(r.pserverStartup(i), label + " pserver startup"));
           }
-          std::string text = "# trainer\n" + listing(r.trainer) + "# trainer startup\n" +
-                             listing(r.trainerStartup);
-          for (size_t i = 0; i < r.pservers.size(); ++i)
-            text += "# pserver " + std::to_string(i) + "\n" + listing(r.pservers[i]) +
-                    "# pserver " + std::to_string(i) + " startup\n" + listing(r.pserverStartups[i]);
+          std::string text = "# trainer\n" + listing(r.trainer()) + "# trainer startup\n" +
+                             listing(r.trainerStartup());
+          for (size_t i = 0; i < r.numPservers(); ++i)
+            text += "# pserver " + std::to_string(i) + "\n" + listing(r.pserver(i)) + "# pserver " +
+                    std::to_string(i) + " startup\n" + listing(r.pserverStartup(i));
           text += r.plan.text();
           std::string path = sourceDir() + "/test/transpiler/golden/" + label + ".txt";
           if (update)
@@ -219,7 +219,7 @@ TEST_CASE("pserver startups give the single-machine startup's slices", "[transpi
       REQUIRE_OK(exec.run(m.startup(), single));
       std::vector<Scope> servers(n);
       for (int i = 0; i < n; ++i)
-        REQUIRE_OK(exec.run(r.pserverStartups[i], servers[i]));
+        REQUIRE_OK(exec.run(r.pserverStartup(i), servers[i]));
       for (const ParamPlan &p : r.plan.params) {
         std::vector<std::string> vars{p.param};
         if (std::string(mode) != "geo")
