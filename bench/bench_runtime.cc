@@ -110,7 +110,7 @@ static void pushPull(int64_t bytes) {
   TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)});
   Communicator comm(0, c.pservers, Timeouts{});
-  exitOnErr(comm.connect({"sync", 1, r.plan.digest()}));
+  exitOnErr(comm.connect({"sync", 1, r.trainer().dist().plan_digest()}));
   Tensor grad(proto::F32, {n, 1});
   int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(512) << 20) / bytes, 20, 20000));
   auto start = Clock::now();

@@ -1,6 +1,9 @@
 // Slicing parameters into blocks and placing the blocks on endpoints.
 #include "transpiler/plan.h"
 
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
 #include "ir/error.h"
 #include "ir/names.h"
 #include "llvm/ADT/DenseMap.h"
@@ -171,6 +174,18 @@ std::string DistributePlan::digest() const {
     for (const VarBlock &b : p.blocks)
       s += "|" + b.name + ":" + std::to_string(b.numel) + "@" + std::to_string(b.endpointIndex);
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
+}
+
+std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
+                      const proto::Program &startup) {
+  std::string bytes = plan.digest();
+  for (const proto::Program *p : {&main, &startup}) {
+    google::protobuf::io::StringOutputStream out(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&out);
+    coded.SetSerializationDeterministic(true);
+    p->SerializeToCodedStream(&coded);
+  }
+  return llvm::formatv("{0:x16}", fnv1a64(bytes)).str();
 }
 
 std::string DistributePlan::text() const {

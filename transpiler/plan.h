@@ -57,6 +57,11 @@ struct DistributePlan {
 
 /// The FNV-1a 64-bit hash (stable across processes and machines).
 uint64_t fnv1a64(llvm::StringRef s);
+/// The identity a trainer and a pserver compare: the plan's digest over the whole single-machine
+/// job it was made from (every op and attr, so the optimizer and its learning rate, and the data
+/// feed), so a trainer of another job with the same architecture is refused.
+std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
+                      const proto::Program &startup);
 
 /// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params.
 /// Errors name an optimizer op the transpiler does not know, or a distributed lookup table.

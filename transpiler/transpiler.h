@@ -49,7 +49,7 @@ struct TranspileInputs {
                   const DistributePlan &plan);
   const proto::Program &main, &startup;
   const DistributePlan &plan;
-  /// plan.digest().
+  /// jobDigest(plan, main, startup): what every program records as its plan_digest.
   std::string digest;
   /// The vars of main's block 0 by name.
   llvm::DenseMap<llvm::StringRef, const proto::Var *> mainVars;

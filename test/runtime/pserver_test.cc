@@ -49,7 +49,7 @@ struct OnePserverJob {
       return err ? llvm::toString(std::move(err)) : std::string();
     });
   }
-  JobIdentity job() const { return {mode, 2, r.plan.digest()}; }
+  JobIdentity job() const { return {mode, 2, r.trainer().dist().plan_digest()}; }
 };
 
 /// A bare DEALER connected to a pserver, for messages no Communicator would send.

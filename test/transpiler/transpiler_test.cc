@@ -295,3 +295,25 @@ TEST_CASE("a distributed lookup table is refused until sparse support lands",
   CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "sync"))),
              Contains("is_distributed=true"));
 }
+
+TEST_CASE("the job digest covers the optimizer, its learning rate and the data feed",
+          "[transpiler]") {
+  auto digestOf = [](RecipeSpec spec) {
+    ModelBuilder m = requireValue(buildRecipe(spec));
+    DistributeConfig c;
+    c.trainers = 2;
+    c.pservers = {"127.0.0.1:6170", "127.0.0.1:6171"};
+    return requireValue(transpile(m.main(), m.startup(), c)).trainer().dist().plan_digest();
+  };
+  RecipeSpec base;
+  base.format = "uci_housing", base.data = {"housing.data"}; // a feed in the program
+  std::string same = digestOf(base);
+  CHECK(same == digestOf(base)); // deterministic
+  RecipeSpec lr = base, optimizer = base, batch = base;
+  lr.lr = base.lr * 2;
+  optimizer.optimizer = "momentum";
+  batch.batchSize = base.batchSize + 1;
+  CHECK(digestOf(lr) != same);
+  CHECK(digestOf(optimizer) != same);
+  CHECK(digestOf(batch) != same);
+}
