@@ -3,8 +3,6 @@
 
 #include <cstdlib>
 
-#include <cstring>
-
 #include "ir/error.h"
 
 namespace oar::runtime {
@@ -143,14 +141,9 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
   return msg;
 }
 
-void Message::copyInto(Tensor &dst) const {
-  dst.resize(header.dtype(), dims(), /*zero=*/false); // every byte is overwritten next
-  std::memcpy(dst.raw(), payload.data(), payload.size());
-}
-
 void Message::moveInto(Tensor &dst) {
-  if (payload.size() == 0) { // nothing to share (an empty tensor)
-    copyInto(dst);
+  if (payload.size() == 0) { // an empty tensor: nothing to share
+    dst.resize(header.dtype(), dims());
     return;
   }
   auto owner = std::make_shared<zmq::message_t>(std::move(payload));

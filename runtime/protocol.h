@@ -28,8 +28,6 @@ struct Message {
   zmq::message_t payload;
   bool hasTensor() const { return header.dtype() != proto::DTYPE_UNSET; }
   std::vector<int64_t> dims() const { return {header.dims().begin(), header.dims().end()}; }
-  /// Copies the tensor into `dst`, reusing its buffer when it is large enough.
-  void copyInto(Tensor &dst) const;
   /// Makes `dst` the payload itself (no copy); the message's payload is empty afterwards.
   /// Anything else sharing dst's old buffer keeps the old bytes.
   void moveInto(Tensor &dst);

@@ -499,12 +499,11 @@ struct PserverLoop::Impl {
       if (!frames)
         continue;
       lastActivity = Clock::now();
-      std::string peer = peerName((*frames)[0]);
       std::string identity((*frames)[0].data<char>(), (*frames)[0].size());
       auto msg = decodeMessage(*frames, 1);
       if (!msg) {
         std::string why = llvm::toString(msg.takeError());
-        log("rejected a message from peer " + peer + ": " + why);
+        log("rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
         replyError(identity, proto::MsgHeader(), why);
         continue;
       }
@@ -512,7 +511,7 @@ struct PserverLoop::Impl {
         std::string why = llvm::toString(std::move(err));
         log(llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
                           kindName(msg->header.kind()), msg->header.var(), msg->header.trainer_id(),
-                          peer, why)
+                          peerName((*frames)[0]), why)
                 .str());
         replyError(identity, msg->header, why);
       }

@@ -47,10 +47,7 @@ void ServiceThreads::serve(size_t index) {
     lock.unlock();
     llvm::Error err = task();
     lock.lock();
-    if (err && !failure_)
-      failure_ = llvm::toString(std::move(err));
-    else
-      llvm::consumeError(std::move(err));
+    keepFirst(std::move(err));
     --running_;
     idle_.notify_all();
   }
@@ -58,6 +55,10 @@ void ServiceThreads::serve(size_t index) {
 
 void ServiceThreads::record(llvm::Error err) {
   std::lock_guard<std::mutex> lock(mutex_);
+  keepFirst(std::move(err));
+}
+
+void ServiceThreads::keepFirst(llvm::Error err) {
   if (err && !failure_)
     failure_ = llvm::toString(std::move(err));
   else

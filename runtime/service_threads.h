@@ -42,6 +42,8 @@ private:
   };
   void serve(size_t index);
   void record(llvm::Error err);
+  /// Keeps the first error of any task; mutex_ held.
+  void keepFirst(llvm::Error err);
 
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
