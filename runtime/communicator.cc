@@ -240,6 +240,64 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
   return llvm::Error::success();
 }
 
+llvm::Error Communicator::pullRows(const std::string &table,
+                                   const std::vector<std::string> &endpoints,
+                                   const std::vector<std::vector<uint64_t>> &keys,
+                                   std::vector<Tensor> &rows) {
+  std::vector<Request> reqs;
+  std::vector<size_t> asked; // the endpoint index of each request
+  for (size_t e = 0; e < endpoints.size(); ++e) {
+    if (keys[e].empty())
+      continue;
+    proto::MsgHeader h = makeHeader(proto::PULL_ROWS, table, trainerId_, step_);
+    h.mutable_keys()->Add(keys[e].begin(), keys[e].end());
+    reqs.push_back({std::move(h), nullptr, endpoints[e]});
+    asked.push_back(e);
+  }
+  if (reqs.empty())
+    return llvm::Error::success();
+  auto replies = roundTrip(reqs, "pulling rows", heldReplyTimeout());
+  if (!replies)
+    return replies.takeError();
+  for (size_t i = 0; i < replies->size(); ++i) {
+    Message &m = (*replies)[i];
+    size_t e = asked[i];
+    std::vector<int64_t> dims = m.dims();
+    if (m.header.var() != table || m.header.dtype() != proto::F32 || dims.size() != 2 ||
+        dims[0] != static_cast<int64_t>(keys[e].size()))
+      return makeError("{0}: pserver {1} answered a pull of {2} rows of {3} with {4} {5}{6}", who(),
+                       endpoints[e], keys[e].size(), table, m.header.var(),
+                       dtypeName(m.header.dtype()), dimsString(dims));
+    m.moveInto(rows[e]);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::pushRows(const std::string &table,
+                                   const std::vector<std::string> &endpoints,
+                                   const std::vector<std::vector<uint64_t>> &keys,
+                                   const std::vector<Tensor> &grads) {
+  try {
+    for (size_t e = 0; e < endpoints.size(); ++e) {
+      if (keys[e].empty())
+        continue;
+      Request r{makeHeader(proto::PUSH_ROWS, table, trainerId_, step_), &grads[e], endpoints[e]};
+      r.header.mutable_keys()->Add(keys[e].begin(), keys[e].end());
+      if (llvm::Error err = sendRequest(r, "pushing rows"))
+        return err;
+      r.tensor = nullptr; // the message keeps the buffer alive
+      r.header.clear_keys();
+      unacked_.push_back(std::move(r));
+      if (unacked_.size() >= kMaxUnacked)
+        if (llvm::Error err = drainAcks())
+          return err;
+    }
+  } catch (const zmq::error_t &e) {
+    return makeError("{0}: ZeroMQ error while pushing rows: {1}", who(), e.what());
+  }
+  return llvm::Error::success();
+}
+
 bool Communicator::prefetched(const std::vector<std::string> &names) const {
   return llvm::all_of(names, [&](const std::string &n) { return prefetched_.count(n) > 0; });
 }

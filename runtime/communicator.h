@@ -36,6 +36,16 @@ public:
   llvm::Error getVars(const std::vector<std::string> &names,
                       const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out,
                       const std::vector<std::pair<std::string, std::string>> &ahead = {});
+  /// Rows of distributed table `table`: from endpoint e, the rows of keys[e] (each key once),
+  /// into rows[e] ([keys[e].size(), width]); endpoints without keys are not asked. One round
+  /// trip for all; a sync pserver answers once it has applied the steps this trainer closed.
+  llvm::Error pullRows(const std::string &table, const std::vector<std::string> &endpoints,
+                       const std::vector<std::vector<uint64_t>> &keys, std::vector<Tensor> &rows);
+  /// Sends grads[e] (one row per key of keys[e]) to endpoint e without waiting, as sendVars
+  /// does; the pserver adds them into table `table`'s rows.
+  llvm::Error pushRows(const std::string &table, const std::vector<std::string> &endpoints,
+                       const std::vector<std::vector<uint64_t>> &keys,
+                       const std::vector<Tensor> &grads);
   /// Whether every var of `names` was fetched ahead and waits to be taken by getVars.
   bool prefetched(const std::vector<std::string> &names) const;
   /// A barrier (SEND_BARRIER or FETCH_BARRIER) to every pserver. A SEND_BARRIER also asks for

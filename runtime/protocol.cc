@@ -27,6 +27,10 @@ llvm::StringRef kindName(proto::MsgKind kind) {
     return "var";
   case proto::REPLY_ERROR:
     return "error";
+  case proto::PULL_ROWS:
+    return "pull_rows";
+  case proto::PUSH_ROWS:
+    return "push_rows";
   default:
     return "unknown";
   }

@@ -9,6 +9,7 @@
 #include "ops/op_registry.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
+#include "runtime/pserver_tables.h"
 #include "runtime/service_threads.h"
 #include "runtime/signals.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -26,6 +27,7 @@ namespace {
 struct PendingGet {
   std::string peer;
   proto::MsgHeader header;
+  size_t table = 0; ///< a PULL_ROWS's table
 };
 
 std::string peerName(const zmq::message_t &identity) {
@@ -56,6 +58,8 @@ struct PserverLoop::Impl {
   /// each var an optimize block writes.
   std::vector<int> blockThread;
   llvm::StringMap<int> varThread;
+  PserverTables tables;
+  std::vector<int> tableThread; ///< the service thread that owns each table
   std::unique_ptr<ServiceThreads> workers;
   zmq::context_t context{1};
   zmq::socket_t socket{context, zmq::socket_type::router};
@@ -101,6 +105,8 @@ struct PserverLoop::Impl {
     }
     if (!replies.valid())
       return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
+    if (llvm::Error err = tables.init(program, scope, fanin))
+      return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     assignBlocksToThreads();
     barrierRound.assign(fanin, 0);
     lastStep.assign(fanin, 0);
@@ -172,6 +178,8 @@ struct PserverLoop::Impl {
     }
     for (const auto &entry : gradToBlock) // async gradients are received on service threads
       scope.get(entry.getKey());
+    for (size_t i = 0; i < tables.size(); ++i) // after the blocks' groups, round robin
+      tableThread.push_back(threads > 0 ? static_cast<int>((groupThread.size() + i) % threads) : 0);
   }
   int threadOf(llvm::StringRef var) const {
     auto it = varThread.find(var);
@@ -188,6 +196,8 @@ struct PserverLoop::Impl {
         bytes *= std::max<int64_t>(d, 1);
       largest = std::max(largest, bytes);
     }
+    if (tables.size() > 0)
+      largest = std::max(largest, tables.largestMessage());
     return largest + (64 << 10);
   }
 
@@ -229,6 +239,24 @@ struct PserverLoop::Impl {
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
     workers->post(threadOf(req.var()), [this, slot, h]() -> llvm::Error {
       replies.fill(slot, h, scope.find(h.var())->clone());
+      return llvm::Error::success();
+    });
+  }
+
+  /// Answers a PULL_ROWS with the rows of its keys. Sync: the table does not change until the
+  /// step's barrier, so the socket's thread reads it; async: the table's thread does, between
+  /// two of its updates.
+  void replyRows(const std::string &peer, const proto::MsgHeader &req, size_t table) {
+    proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
+    if (mode == "sync") {
+      Tensor rows = tables.pull(table, req);
+      reply(peer, h, &rows);
+      return;
+    }
+    std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
+    auto request = std::make_shared<proto::MsgHeader>(req);
+    workers->post(tableThread[table], [this, slot, h, request, table]() -> llvm::Error {
+      replies.fill(slot, h, tables.pull(table, *request));
       return llvm::Error::success();
     });
   }
@@ -289,6 +317,14 @@ struct PserverLoop::Impl {
       for (const auto &entry : gradToBlock)
         workers->post(blockThread[entry.getValue()],
                       [this, block = entry.getValue()] { return runBlock(block); });
+      std::vector<bool> liveNow(fanin);
+      for (int64_t t = 0; t < fanin; ++t)
+        liveNow[t] = live(t);
+      for (size_t i = 0; i < tables.size(); ++i)
+        workers->post(tableThread[i], [this, i, liveNow] {
+          tables.applyStep(i, liveNow);
+          return llvm::Error::success();
+        });
       if (llvm::Error err = workers->drain())
         return err;
       optimizedRounds = round;
@@ -300,10 +336,12 @@ struct PserverLoop::Impl {
   void serveReadyGets() {
     std::vector<PendingGet> still;
     for (PendingGet &g : pending) {
-      if (optimizedRounds >= barrierRound[g.header.trainer_id()])
-        replyVar(g.peer, g.header);
-      else
+      if (optimizedRounds < barrierRound[g.header.trainer_id()])
         still.push_back(std::move(g));
+      else if (g.header.kind() == proto::PULL_ROWS)
+        replyRows(g.peer, g.header, g.table);
+      else
+        replyVar(g.peer, g.header);
     }
     pending = std::move(still);
   }
@@ -376,6 +414,35 @@ struct PserverLoop::Impl {
       else
         replyVar(peer, h);
       return llvm::Error::success();
+    case proto::PULL_ROWS: {
+      auto table = tables.check(m);
+      if (!table)
+        return table.takeError();
+      if (mode == "sync" && optimizedRounds < barrierRound[t])
+        pending.push_back({peer, h, *table});
+      else
+        replyRows(peer, h, *table);
+      return llvm::Error::success();
+    }
+    case proto::PUSH_ROWS: {
+      auto table = tables.check(m);
+      if (!table)
+        return table.takeError();
+      if (mode == "sync" && h.step() != barrierRound[t])
+        return makeError("rows of {0} for step {1}, but trainer {2} is at step {3}", h.var(),
+                         h.step(), t, barrierRound[t]);
+      reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
+      auto push = std::make_shared<Message>(std::move(m));
+      if (mode == "sync") { // summed with the other trainers' at the step's barrier
+        tables.keep(*table, t, std::move(push));
+        return llvm::Error::success();
+      }
+      workers->post(tableThread[*table], [this, push, table = *table] {
+        tables.apply(table, *push);
+        return llvm::Error::success();
+      });
+      return llvm::Error::success();
+    }
     case proto::SEND_BARRIER:
       if (mode == "sync") {
         if (h.step() != barrierRound[t])
@@ -476,8 +543,9 @@ struct PserverLoop::Impl {
   llvm::Error loop() {
     if (llvm::Error err = init())
       return err;
-    log(llvm::formatv("serving {0} param blocks for {1} trainers in {2} mode", paramBlocks.size(),
-                      fanin, mode)
+    log(llvm::formatv("serving {0} param blocks and {1} distributed tables for {2} trainers in {3} "
+                      "mode",
+                      paramBlocks.size(), tables.size(), fanin, mode)
             .str());
     while (anyLive()) {
       if (stopRequested())
@@ -538,6 +606,10 @@ struct PserverLoop::Impl {
                         listTrainers(ids), failures.begin()->second)
               .str());
     }
+    if (tables.size() > 0)
+      log(llvm::formatv("distributed tables hold {0} rows in {1} bytes", tables.rows(),
+                        tables.bytesHeld())
+              .str());
     log("all trainers completed");
     return llvm::Error::success();
   }

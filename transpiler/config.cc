@@ -52,6 +52,8 @@ llvm::Error DistributeConfig::validate() const {
     return makeError("min_block_size is {0}; need at least 1 element", minBlockSize);
   if (splitMethod != "round_robin" && splitMethod != "hash_name")
     return makeError("split_method \"{0}\" must be round_robin or hash_name", splitMethod);
+  if (tableShards < 1 || tableShards > (int64_t(1) << 20))
+    return makeError("table_shards is {0}; need 1 to {1}", tableShards, int64_t(1) << 20);
   return llvm::Error::success();
 }
 

@@ -17,6 +17,7 @@ struct DistributeConfig {
   bool sliceVarUp = true;
   int64_t minBlockSize = 8192;             // elements
   std::string splitMethod = "round_robin"; // round_robin | hash_name
+  int64_t tableShards = 1000;              // virtual shards of each distributed table
 
   /// One-line errors naming the bad field and its value.
   llvm::Error validate() const;

@@ -91,12 +91,13 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
 
 } // namespace
 
-llvm::Expected<DistributePlan> makePlan(const proto::Program &main,
-                                        const DistributeConfig &config) {
+llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const DistributeConfig &config,
+                                        std::vector<TablePlan> tables) {
   if (llvm::Error err = config.validate())
     return err;
   DistributePlan plan;
   plan.config = config;
+  plan.tables = std::move(tables);
   const proto::Block &block = main.blocks(0);
   llvm::DenseMap<llvm::StringRef, const proto::Var *> vars; // keys view names inside `main`
   for (const proto::Var &v : block.vars())
@@ -105,8 +106,8 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main,
     const proto::Op &op = block.ops(i);
     if (op.type() == "lookup_table" && findAttr(op, "is_distributed") &&
         findAttr(op, "is_distributed")->b())
-      return makeError("op #{0} (lookup_table) has is_distributed=true: distributed lookup tables "
-                       "are not supported yet; use is_distributed=false",
+      return makeError("op #{0} (lookup_table) has is_distributed=true but the distributed-table "
+                       "pass did not run (transpile() runs it)",
                        i);
     if (op.role() != proto::OPTIMIZE)
       continue;
@@ -124,7 +125,7 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main,
     p.optimizer = std::move(*info);
     plan.params.push_back(std::move(p));
   }
-  if (plan.params.empty())
+  if (plan.params.empty() && plan.tables.empty())
     return makeError("the program has no optimizer ops, so there is nothing to distribute; build "
                      "it with an optimizer's minimize()");
   llvm::sort(plan.params, [](const ParamPlan &a, const ParamPlan &b) { return a.param < b.param; });
@@ -173,6 +174,9 @@ std::string DistributePlan::digest() const {
   for (const ParamPlan &p : params)
     for (const VarBlock &b : p.blocks)
       s += "|" + b.name + ":" + std::to_string(b.numel) + "@" + std::to_string(b.endpointIndex);
+  for (const TablePlan &t : tables)
+    s += "|table " + t.table + ":" + std::to_string(t.width) + "/" +
+         std::to_string(config.tableShards);
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
 }
 
@@ -202,6 +206,11 @@ std::string DistributePlan::text() const {
       out += llvm::formatv("{0,-32} {1,8} {2,10} {3,12}  {4}\n", b.name, b.dims[0], b.numel,
                            b.numel * static_cast<int64_t>(dtypeSize(p.dtype)), b.endpoint)
                  .str();
+  for (const TablePlan &t : tables)
+    out += llvm::formatv("{0,-32} {1,8} {2,10} {3,12}  all, by {4} virtual shards ({5})\n", t.table,
+                         "table", t.width, "per row " + std::to_string(t.width * 4),
+                         config.tableShards, t.optimizer.type())
+               .str();
   out += "# load per endpoint\n";
   auto bytes = endpointBytes();
   for (size_t i = 0; i < bytes.size(); ++i)

@@ -43,9 +43,20 @@ struct ParamPlan {
   std::vector<int64_t> blockRows() const;
 };
 
+/// A distributed table (the W of lookup_tables with is_distributed): its rows live on every
+/// pserver, by virtual shard (see runtime/sparse_routing.h); it never exists whole anywhere.
+struct TablePlan {
+  std::string table, grad;
+  int64_t height = 0, width = 1; // height only bounds ids
+  proto::Op optimizer;           // the table's update op in the single-machine program
+  proto::Op initializer;         // the startup op that initialises it there
+  std::string learningRate;      // the optimizer's LearningRate var
+};
+
 struct DistributePlan {
   DistributeConfig config;
   std::vector<ParamPlan> params; // sorted by name
+  std::vector<TablePlan> tables; // sorted by name
   /// Bytes of parameter blocks per endpoint, in endpoint order.
   std::vector<int64_t> endpointBytes() const;
   /// A stable hash of everything trainers and pservers must agree on.
@@ -63,9 +74,12 @@ uint64_t fnv1a64(llvm::StringRef s);
 std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
                       const proto::Program &startup);
 
-/// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params.
-/// Errors name an optimizer op the transpiler does not know, or a distributed lookup table.
-llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const DistributeConfig &config);
+/// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params;
+/// `tables` (what the distributed-table pass took out of `main`) join the plan as they are.
+/// Errors name an optimizer op the transpiler does not know, or a distributed lookup table left
+/// in `main`.
+llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const DistributeConfig &config,
+                                        std::vector<TablePlan> tables = {});
 
 /// The block sizes (in elements) of a var of `dims` cut for `numPservers` endpoints.
 std::vector<int64_t> sliceSizes(llvm::ArrayRef<int64_t> dims, int64_t numPservers,

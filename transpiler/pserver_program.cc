@@ -88,6 +88,49 @@ void appendUpdate(const TranspileInputs &in, const ParamPlan &p, const VarBlock 
       .set_role(proto::OPTIMIZE);
 }
 
+/// Reads attr `name` of `op` (its schema's default when the op does not set it).
+template <typename T> T attrOr(const proto::Op &op, llvm::StringRef name, T fallback) {
+  const proto::Attr *a = findAttr(op, name);
+  if (!a)
+    return fallback;
+  if constexpr (std::is_same_v<T, float>)
+    return a->f();
+  else if constexpr (std::is_same_v<T, bool>)
+    return a->b();
+  else
+    return a->i();
+}
+
+/// The sparse_table op declaring table `t`: its optimizer and how a row starts, from the
+/// single-machine program's update op and the startup's initialiser of the table.
+void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Block &root,
+                       VarTable &vars) {
+  const proto::Op &opt = t.optimizer, &init = t.initializer;
+  std::string kind = "constant";
+  float a = attrOr(init, "value", 0.0f), b = 0.0f;
+  if (init.type() == "uniform_random")
+    kind = "uniform", a = attrOr(init, "min", -1.0f), b = attrOr(init, "max", 1.0f);
+  else if (init.type() == "gaussian_random")
+    kind = "gaussian", a = attrOr(init, "mean", 0.0f), b = attrOr(init, "std", 1.0f);
+  if (!vars.find(t.learningRate))
+    vars.declare(t.learningRate, proto::F32, srcDims(in, t.learningRate)).set_persistable(true);
+  *root.add_ops() =
+      makeOp("sparse_table", {{"LearningRate", {t.learningRate}}}, {},
+             {{"table", t.table},
+              {"width", t.width},
+              {"num_shards", in.plan.config.tableShards},
+              {"optimizer", opt.type()},
+              {"row_wise", attrOr(opt, "row_wise", false)},
+              {"epsilon", attrOr(opt, "epsilon", opt.type() == "adam" ? 1e-8f : 1e-6f)},
+              {"beta1", attrOr(opt, "beta1", 0.9f)},
+              {"beta2", attrOr(opt, "beta2", 0.999f)},
+              {"init", kind},
+              {"init_a", a},
+              {"init_b", b},
+              {"seed", attrOr(init, "seed", int64_t(0))}},
+             proto::DIST);
+}
+
 } // namespace
 
 void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program &out) {
@@ -143,6 +186,8 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
       appendUpdate(in, p, b, sub, vars);
     }
 
+  for (const TablePlan &t : plan.tables)
+    appendSparseTable(in, t, root, vars);
   *root.add_ops() = makeOp("listen_and_serv", {}, {},
                            {{"endpoint", plan.config.pservers[index]},
                             {"fanin", trainers},
@@ -233,6 +278,14 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
         }
     }
   }
+  for (const TablePlan &t : plan.tables) // every pserver holds rows of every table
+    if (emitted.insert(t.learningRate).second) {
+      auto init = writerOf(t.learningRate);
+      if (!init)
+        return init.takeError();
+      vars.declare(t.learningRate, proto::F32, srcDims(in, t.learningRate)).set_persistable(true);
+      *block.add_ops() = **init;
+    }
   setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
   return llvm::Error::success();
 }

@@ -286,14 +286,13 @@ TEST_CASE("bad configurations get one-line errors naming them", "[transpiler][er
              Contains("(rmsprop) updates a parameter but the transpiler does not know"));
 }
 
-TEST_CASE("a distributed lookup table is refused until sparse support lands",
-          "[transpiler][errors]") {
+TEST_CASE("a distributed lookup table is refused in GEO mode", "[transpiler][errors]") {
   ModelBuilder m;
   std::string ids = m.data("ids", {1}, proto::I64);
   std::string emb = m.embedding(ids, 100, 8, true, /*isDistributed=*/true);
   requireValue(SGD(0.1f).minimize(m, m.mean(emb)));
-  CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "sync"))),
-             Contains("is_distributed=true"));
+  CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "geo"))),
+             Contains("embedding_0.w_0: distributed tables train in sync or async mode, not geo"));
 }
 
 TEST_CASE("the job digest covers the optimizer, its learning rate and the data feed",

@@ -1,0 +1,146 @@
+// Serving the rows of distributed tables.
+#include "runtime/pserver_tables.h"
+
+#include "ir/error.h"
+#include "ops/op_registry.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace oar::runtime {
+
+llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int64_t fanin) {
+  pserverIndex_ = program.dist().pserver_index();
+  routing_.numPservers = std::max(1, program.dist().pservers_size());
+  for (const proto::Op &op : program.blocks(0).ops()) {
+    if (op.type() != "sparse_table")
+      continue;
+    ops::AttrReader attrs(op, *ops::lookupOp("sparse_table"));
+    SparseTableConfig c;
+    c.name = attrs.getString("table");
+    c.width = attrs.getInt("width");
+    c.optimizer = attrs.getString("optimizer");
+    c.rowWise = attrs.getBool("row_wise");
+    c.epsilon = attrs.getFloat("epsilon");
+    c.beta1 = attrs.getFloat("beta1");
+    c.beta2 = attrs.getFloat("beta2");
+    c.init = attrs.getString("init");
+    c.initA = attrs.getFloat("init_a");
+    c.initB = attrs.getFloat("init_b");
+    c.seed = attrs.getInt("seed");
+    if (llvm::Error err = checkSparseOptimizer(c.optimizer))
+      return makeError("sparse_table {0}: {1}", c.name, llvm::toString(std::move(err)));
+    if (c.width < 1 || c.width > (1 << 20))
+      return makeError("sparse_table {0}: width {1} is out of range", c.name, c.width);
+    routing_.numShards = attrs.getInt("num_shards");
+    std::string lr = opInputs(op, "LearningRate").at(0);
+    const Tensor *rate = scope.find(lr);
+    if (!rate || rate->dtype() != proto::F32 || rate->numel() != 1)
+      return makeError("sparse_table {0}: its learning rate {1} is not an initialised f32 [1]",
+                       c.name, lr);
+    index_[c.name] = held_.size();
+    Held h;
+    h.table = std::make_unique<SparseTable>(std::move(c));
+    h.learningRate = rate;
+    h.kept.resize(fanin);
+    held_.push_back(std::move(h));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<size_t> PserverTables::check(const Message &m) const {
+  const proto::MsgHeader &h = m.header;
+  auto it = index_.find(h.var());
+  if (it == index_.end())
+    return makeError("{0} is not a distributed table this pserver holds", h.var());
+  const SparseTable &t = *held_[it->second].table;
+  if (h.keys_size() > kMaxKeysPerMessage)
+    return makeError("{0}: {1} keys in one message; at most {2}", h.var(), h.keys_size(),
+                     kMaxKeysPerMessage);
+  for (uint64_t key : h.keys())
+    if (reservedKey(key) || routing_.pserverOf(key) != pserverIndex_)
+      return makeError("{0}: key {1} belongs to pserver {2}, not this one ({3})", h.var(), key,
+                       routing_.pserverOf(key), pserverIndex_);
+  if (h.kind() == proto::PULL_ROWS) {
+    if (m.hasTensor())
+      return makeError("{0}: a pull carries no rows", h.var());
+    return it->second;
+  }
+  std::vector<int64_t> dims = m.dims();
+  if (h.dtype() != proto::F32 || dims.size() != 2 || dims[0] != h.keys_size() ||
+      dims[1] != t.width())
+    return makeError("{0}: a push of {1} keys needs f32[{1}, {2}] rows but holds {3}{4}", h.var(),
+                     h.keys_size(), t.width(), dtypeName(h.dtype()), dimsString(dims));
+  return it->second;
+}
+
+Tensor PserverTables::pull(size_t table, const proto::MsgHeader &h) const {
+  const SparseTable &t = *held_[table].table;
+  Tensor rows;
+  rows.resize(proto::F32, {h.keys_size(), t.width()}, /*zero=*/false);
+  t.pull({h.keys().data(), static_cast<size_t>(h.keys_size())}, rows.data<float>());
+  return rows;
+}
+
+void PserverTables::apply(size_t table, const Message &push) {
+  Held &h = held_[table];
+  const proto::MsgHeader &m = push.header;
+  h.table->push({m.keys().data(), static_cast<size_t>(m.keys_size())},
+                static_cast<const float *>(push.payload.data()), learningRate(h), 1.0f);
+}
+
+void PserverTables::keep(size_t table, int64_t t, std::shared_ptr<Message> push) {
+  held_[table].kept[t].push_back(std::move(push));
+}
+
+void PserverTables::applyStep(size_t table, const std::vector<bool> &live) {
+  Held &h = held_[table];
+  int64_t width = h.table->width(), liveCount = 0;
+  llvm::DenseMap<uint64_t, uint32_t> at; // key -> its row in `sums`
+  std::vector<uint64_t> keys;
+  std::vector<float> sums;
+  for (size_t t = 0; t < h.kept.size(); ++t) {
+    if (!live[t]) {
+      h.kept[t].clear();
+      continue;
+    }
+    ++liveCount;
+    for (const std::shared_ptr<Message> &push : h.kept[t]) {
+      const float *g = static_cast<const float *>(push->payload.data());
+      for (int k = 0; k < push->header.keys_size(); ++k) {
+        auto [it, fresh] = at.try_emplace(push->header.keys(k), keys.size());
+        if (fresh) {
+          keys.push_back(push->header.keys(k));
+          sums.resize(sums.size() + width, 0.0f);
+        }
+        float *row = sums.data() + static_cast<size_t>(it->second) * width;
+        for (int64_t j = 0; j < width; ++j)
+          row[j] += g[k * width + j];
+      }
+    }
+    h.kept[t].clear();
+  }
+  if (liveCount > 0)
+    h.table->push(keys, sums.data(), learningRate(h), 1.0f / static_cast<float>(liveCount));
+}
+
+int64_t PserverTables::largestMessage() const {
+  int64_t largest = 0;
+  for (const Held &h : held_)
+    largest = std::max(largest, kMaxKeysPerMessage * h.table->width() * 4);
+  return std::max(largest, kMaxKeysPerMessage * 8 + 4096); // a header full of keys
+}
+
+size_t PserverTables::rows() const {
+  size_t n = 0;
+  for (const Held &h : held_)
+    n += h.table->rows();
+  return n;
+}
+
+size_t PserverTables::bytesHeld() const {
+  size_t n = 0;
+  for (const Held &h : held_)
+    n += h.table->bytesHeld();
+  return n;
+}
+
+} // namespace oar::runtime

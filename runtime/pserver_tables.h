@@ -1,0 +1,57 @@
+// The distributed tables a pserver holds rows of, and a sync step's pushes until its barrier.
+#pragma once
+
+#include <memory>
+
+#include "executor/tensor.h"
+#include "runtime/protocol.h"
+#include "runtime/sparse_routing.h"
+#include "runtime/sparse_table.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace oar::runtime {
+
+/// Largest number of keys one PULL_ROWS or PUSH_ROWS may carry.
+inline constexpr int64_t kMaxKeysPerMessage = int64_t(1) << 20;
+
+class PserverTables {
+public:
+  /// Reads the sparse_table ops of `program`'s block 0; `scope` holds their learning rates.
+  llvm::Error init(const proto::Program &program, Scope &scope, int64_t fanin);
+  size_t size() const { return held_.size(); }
+
+  /// Checks a PULL_ROWS or PUSH_ROWS: a table this pserver holds, at most kMaxKeysPerMessage
+  /// keys, each owned by this pserver, and for a push one f32 row of the table's width per key.
+  /// Returns the table's index.
+  llvm::Expected<size_t> check(const Message &m) const;
+  /// The rows of a PULL_ROWS's keys, [keys, width].
+  Tensor pull(size_t table, const proto::MsgHeader &h) const;
+  /// Async: applies one push now.
+  void apply(size_t table, const Message &push);
+  /// Sync: keeps trainer `t`'s push until the step's barrier.
+  void keep(size_t table, int64_t t, std::shared_ptr<Message> push);
+  /// Sync: sums the kept pushes of each key (trainers in order, live ones only), applies their
+  /// average over the live trainers, and forgets them. The order of the sum does not depend on
+  /// arrival or on how many pservers share the table, so neither does the result.
+  void applyStep(size_t table, const std::vector<bool> &live);
+  /// The largest frame a push of any table may need.
+  int64_t largestMessage() const;
+  /// Rows and bytes held, over all tables.
+  size_t rows() const;
+  size_t bytesHeld() const;
+
+private:
+  struct Held {
+    std::unique_ptr<SparseTable> table;
+    const Tensor *learningRate = nullptr;
+    std::vector<std::vector<std::shared_ptr<Message>>> kept; ///< by trainer
+  };
+  float learningRate(const Held &h) const { return h.learningRate->data<float>()[0]; }
+
+  std::vector<Held> held_;
+  llvm::StringMap<size_t> index_;
+  SparseRouting routing_;
+  int64_t pserverIndex_ = 0;
+};
+
+} // namespace oar::runtime

@@ -1,0 +1,133 @@
+// CPU kernels of the trainer's distributed-table ops (distributed_lookup_table,
+// distributed_push_sparse) and of sparse_table, which only declares a table to listen_and_serv.
+#include <cstring>
+
+#include "executor/kernel.h"
+#include "ir/error.h"
+#include "runtime/env.h"
+#include "runtime/sparse_routing.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace oar::runtime {
+
+namespace {
+
+/// The keys of one batch of a table, each once, grouped by the pserver that owns them.
+struct BatchKeys {
+  std::vector<std::vector<uint64_t>> keys; // by endpoint, in first-seen order
+  /// For each position of Ids: its key's (endpoint, index in keys[endpoint]); endpoint -1 for
+  /// padding_idx.
+  std::vector<std::pair<int32_t, uint32_t>> where;
+};
+
+llvm::Expected<BatchKeys> groupKeys(KernelContext &ctx, size_t numEndpoints) {
+  const Tensor &ids = ctx.input("Ids");
+  int64_t pad = ctx.attrs().getInt("padding_idx"), height = ctx.attrs().getInt("height");
+  SparseRouting routing{ctx.attrs().getInt("num_shards"), static_cast<int64_t>(numEndpoints)};
+  BatchKeys batch;
+  batch.keys.resize(numEndpoints);
+  batch.where.resize(ids.numel());
+  llvm::DenseMap<uint64_t, std::pair<int32_t, uint32_t>> seen;
+  const int64_t *id = ids.data<int64_t>();
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    if (id[i] == pad) {
+      batch.where[i] = {-1, 0};
+      continue;
+    }
+    auto key = static_cast<uint64_t>(id[i]);
+    if (reservedKey(key) || (height > 0 && key >= static_cast<uint64_t>(height)))
+      return makeError("{0}: key {1} at position {2} is outside table {3} ({4})",
+                       ctx.describeInput("Ids"), key, i, ctx.attrs().getString("table"),
+                       height > 0 ? "declared with " + std::to_string(height) + " rows"
+                                  : std::string("the two largest uint64 keys are reserved"));
+    auto [it, fresh] = seen.try_emplace(key);
+    if (fresh) {
+      auto e = static_cast<int32_t>(routing.pserverOf(key));
+      it->second = {e, static_cast<uint32_t>(batch.keys[e].size())};
+      batch.keys[e].push_back(key);
+    }
+    batch.where[i] = it->second;
+  }
+  return batch;
+}
+
+llvm::Expected<RunEnv *> trainerEnv(KernelContext &ctx) {
+  auto *env = static_cast<RunEnv *>(ctx.env());
+  if (!env || !env->comm)
+    return makeError("{0} reads a table the pservers hold: run this program with oar-executor as "
+                     "part of a job (oar-launch, or --role)",
+                     ctx.op().type());
+  return env;
+}
+
+llvm::Error distributedLookupKernel(KernelContext &ctx) {
+  auto env = trainerEnv(ctx);
+  if (!env)
+    return env.takeError();
+  auto endpoints = ctx.attrs().getStrings("endpoints");
+  auto batch = groupKeys(ctx, endpoints.size());
+  if (!batch)
+    return batch.takeError();
+  std::vector<Tensor> rows(endpoints.size());
+  std::string table = ctx.attrs().getString("table");
+  if (llvm::Error err = (*env)->comm->pullRows(table, endpoints, batch->keys, rows))
+    return err;
+  int64_t width = ctx.attrs().getInt("width");
+  for (size_t e = 0; e < rows.size(); ++e)
+    if (!batch->keys[e].empty() && rows[e].dim(1) != width)
+      return makeError("{0}: pserver {1} sent rows of width {2}, expected {3}", table, endpoints[e],
+                       rows[e].dim(1), width);
+  float *out = ctx.output("Out").data<float>();
+  for (size_t i = 0; i < batch->where.size(); ++i) {
+    auto [e, k] = batch->where[i];
+    if (e < 0)
+      std::fill_n(out + i * width, width, 0.0f);
+    else
+      std::memcpy(out + i * width, rows[e].data<float>() + k * width, width * sizeof(float));
+  }
+  return llvm::Error::success();
+}
+
+// The rows of each key are summed in the order of Ids, so the same batch gives the same bits.
+llvm::Error distributedPushKernel(KernelContext &ctx) {
+  auto env = trainerEnv(ctx);
+  if (!env)
+    return env.takeError();
+  auto endpoints = ctx.attrs().getStrings("endpoints");
+  auto batch = groupKeys(ctx, endpoints.size());
+  if (!batch)
+    return batch.takeError();
+  int64_t width = ctx.attrs().getInt("width");
+  const Tensor &dout = ctx.input("Out@GRAD");
+  if (dout.numel() != static_cast<int64_t>(batch->where.size()) * width)
+    return makeError("{0} has {1} elements; expected {2} ids x width {3}",
+                     ctx.describeInput("Out@GRAD"), dout.numel(), batch->where.size(), width);
+  std::vector<Tensor> grads;
+  for (const auto &keys : batch->keys)
+    grads.emplace_back(proto::F32, std::vector<int64_t>{static_cast<int64_t>(keys.size()), width});
+  const float *g = dout.data<float>();
+  for (size_t i = 0; i < batch->where.size(); ++i) {
+    auto [e, k] = batch->where[i];
+    if (e < 0)
+      continue;
+    float *row = grads[e].data<float>() + k * width;
+    for (int64_t j = 0; j < width; ++j)
+      row[j] += g[i * width + j];
+  }
+  return (*env)->comm->pushRows(ctx.attrs().getString("table"), endpoints, batch->keys, grads);
+}
+
+// listen_and_serv reads the sparse_table ops of its block; running one does nothing.
+llvm::Error sparseTableKernel(KernelContext &) { return llvm::Error::success(); }
+
+} // namespace
+
+#define OAR_TABLE_KERNEL(op, fn)                                                                   \
+  OAR_KERNEL(op, Device::Cpu, proto::F32, fn);                                                     \
+  OAR_KERNEL(op, Device::Cpu, proto::I64, fn)
+
+OAR_TABLE_KERNEL(distributed_lookup_table, distributedLookupKernel);
+OAR_TABLE_KERNEL(distributed_push_sparse, distributedPushKernel);
+OAR_TABLE_KERNEL(sparse_table, sparseTableKernel);
+
+} // namespace oar::runtime

@@ -1,0 +1,72 @@
+// One pserver's rows of a distributed embedding table.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Error.h"
+
+namespace oar::runtime {
+
+/// What a table is: its width, how a row starts and how it is updated. Read from the pserver
+/// program's sparse_table op.
+struct SparseTableConfig {
+  std::string name;
+  int64_t width = 1;
+  /// sgd | adagrad | adam; adagrad with rowWise keeps one accumulator per row.
+  std::string optimizer = "sgd";
+  bool rowWise = false;
+  float epsilon = 1e-6f, beta1 = 0.9f, beta2 = 0.999f;
+  /// How a row's weights start: uniform in [a, b), gaussian (mean a, std b), or constant a.
+  std::string init = "uniform";
+  float initA = -0.1f, initB = 0.1f;
+  int64_t seed = 0;
+};
+
+/// A hash map from key to one contiguous row: the weights, then the optimizer's state (adagrad:
+/// one accumulator per weight, or one per row; adam: two moments per weight, then beta1^t and
+/// beta2^t of this row). A row's first weights come from (seed, table, key) alone, so the same
+/// key starts the same whichever pserver or thread makes it. Rows are made by the first push;
+/// a pull of a key without a row gets its initial weights and stores nothing. Memory grows with
+/// the rows pushed, whatever the table's declared height. Not thread safe: one service thread
+/// owns a table.
+class SparseTable {
+public:
+  explicit SparseTable(SparseTableConfig config);
+  const SparseTableConfig &config() const { return config_; }
+  int64_t width() const { return config_.width; }
+  /// Floats per row: weights and state.
+  int64_t stride() const { return stride_; }
+
+  /// Writes the weights of each key into out[k * width ...].
+  void pull(llvm::ArrayRef<uint64_t> keys, float *out) const;
+  /// Applies one gradient row per key (each key once) times `scale`, at learning rate `lr`,
+  /// making rows for keys that have none.
+  void push(llvm::ArrayRef<uint64_t> keys, const float *grads, float lr, float scale);
+
+  size_t rows() const { return index_.size(); }
+  /// Bytes held: the row chunks and the index.
+  size_t bytesHeld() const;
+  /// The initial weights of `key` (what a pull of a key without a row returns).
+  void initialWeights(uint64_t key, float *out) const;
+
+private:
+  float *rowOf(uint64_t key);
+  void update(float *row, const float *grad, float lr, float scale) const;
+
+  SparseTableConfig config_;
+  int64_t stride_ = 1;
+  uint64_t tableSeed_ = 0;                   ///< seed and table name mixed: one stream per table
+  llvm::DenseMap<uint64_t, uint32_t> index_; ///< key -> row number
+  std::vector<std::unique_ptr<float[]>> chunks_; ///< kChunkRows rows each
+  uint32_t used_ = 0;
+  static constexpr uint32_t kChunkRows = 4096;
+};
+
+/// Whether `optimizer` (an optimizer op's type) can update a distributed table.
+llvm::Error checkSparseOptimizer(llvm::StringRef optimizer);
+
+} // namespace oar::runtime
