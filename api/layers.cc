@@ -292,11 +292,11 @@ std::string ModelBuilder::fc(llvm::StringRef x, int64_t size, llvm::StringRef ac
 }
 
 std::string ModelBuilder::embedding(llvm::StringRef ids, int64_t vocab, int64_t width,
-                                    bool isSparse, bool isDistributed) {
+                                    bool isSparse, bool isDistributed, Initializer init) {
   std::string layer = uniqueLayerName("embedding");
   if (!inputVar(layer, ids))
     return "";
-  std::string w = createParameter(layer + ".w_0", {vocab, width}, {}, vocab, width);
+  std::string w = createParameter(layer + ".w_0", {vocab, width}, init, vocab, width);
   return appendLayerOp("lookup_table", {{"W", {w}}, {"Ids", {ids.str()}}}, "Out",
                        {{"is_sparse", isSparse}, {"is_distributed", isDistributed}}, layer);
 }
@@ -383,6 +383,57 @@ std::string ModelBuilder::sigmoidCrossEntropyWithLogits(llvm::StringRef x, llvm:
   return appendLayerOp("sigmoid_cross_entropy_with_logits",
                        {{"X", {x.str()}}, {"Label", {label.str()}}}, "Out", {},
                        uniqueLayerName("sigmoid_cross_entropy_with_logits"));
+}
+
+std::string ModelBuilder::idMod(llvm::StringRef ids, int64_t buckets) {
+  return appendLayerOp("id_mod", {{"X", {ids.str()}}}, "Out", {{"num_buckets", buckets}},
+                       uniqueLayerName("id_mod"));
+}
+
+std::string ModelBuilder::reduceSum(llvm::StringRef x, std::vector<int64_t> dims, bool keepDim) {
+  return appendLayerOp("reduce_sum", {{"X", {x.str()}}}, "Out",
+                       {{"dim", std::move(dims)}, {"keep_dim", keepDim}},
+                       uniqueLayerName("reduce_sum"));
+}
+
+std::string ModelBuilder::elementwise(llvm::StringRef type, llvm::StringRef x, llvm::StringRef y,
+                                      int64_t axis) {
+  return appendLayerOp(type, {{"X", {x.str()}}, {"Y", {y.str()}}}, "Out", {{"axis", axis}},
+                       uniqueLayerName(type));
+}
+
+std::string ModelBuilder::scale(llvm::StringRef x, float factor) {
+  return appendLayerOp("scale", {{"X", {x.str()}}}, "Out", {{"scale", factor}},
+                       uniqueLayerName("scale"));
+}
+
+std::string ModelBuilder::auc(llvm::StringRef probs, llvm::StringRef label, int64_t numThresholds) {
+  std::string layer = uniqueLayerName("auc");
+  std::string pos = createPersistable(layer + ".stat_pos", {numThresholds + 1}, 0, proto::I64);
+  std::string neg = createPersistable(layer + ".stat_neg", {numThresholds + 1}, 0, proto::I64);
+  std::string out = appendLayerOp("auc",
+                                  {{"Predict", {probs.str()}},
+                                   {"Label", {label.str()}},
+                                   {"StatPos", {pos}},
+                                   {"StatNeg", {neg}}},
+                                  "AUC", {{"num_thresholds", numThresholds}}, layer);
+  if (out.empty())
+    return "";
+  // The first auc is called `auc`, so the test line reads "auc 0.80".
+  proto::Block &block = *main_.mutable_blocks(0);
+  proto::Op &op = *block.mutable_ops()->rbegin();
+  if (layer == "auc_0" && !findVar(block, "auc")) {
+    findVar(block, out)->set_name("auc");
+    op.mutable_outputs(0)->set_names(0, "auc");
+    out = "auc";
+  }
+  // The histograms are updated in place: the op writes the vars it reads.
+  for (auto [slot, var] : {std::pair{"StatPosOut", pos}, std::pair{"StatNegOut", neg}}) {
+    proto::Slot &s = *op.add_outputs();
+    s.set_slot(slot);
+    s.add_names(var);
+  }
+  return out;
 }
 
 std::string ModelBuilder::mean(llvm::StringRef x) {

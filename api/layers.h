@@ -58,7 +58,18 @@ public:
                  Initializer weightInit = {});
   /// Rows of a [vocab, width] table picked by i64 ids.
   std::string embedding(llvm::StringRef ids, int64_t vocab, int64_t width, bool isSparse = false,
-                        bool isDistributed = false);
+                        bool isDistributed = false, Initializer init = {});
+  /// ids mod buckets: keys (hashes) folded into a table of `buckets` rows.
+  std::string idMod(llvm::StringRef ids, int64_t buckets);
+  /// Sum over `dims` (negative counts from the end).
+  std::string reduceSum(llvm::StringRef x, std::vector<int64_t> dims, bool keepDim = false);
+  /// elementwise_add | elementwise_sub | elementwise_mul of x and y (y broadcast from `axis`).
+  std::string elementwise(llvm::StringRef type, llvm::StringRef x, llvm::StringRef y,
+                          int64_t axis = -1);
+  std::string scale(llvm::StringRef x, float factor);
+  /// The streaming ROC AUC of `probs` ([N, 1] positive-class probabilities) against `label`, over
+  /// every row since the start (evaluation counts the test rows alone). Add it with addMetric.
+  std::string auc(llvm::StringRef probs, llvm::StringRef label, int64_t numThresholds = 4095);
   /// act(conv(input, W) + b) with square kernels, NCHW.
   std::string conv2d(llvm::StringRef input, int64_t numFilters, int64_t filterSize,
                      int64_t stride = 1, int64_t padding = 0, llvm::StringRef act = "");

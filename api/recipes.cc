@@ -6,7 +6,7 @@
 
 namespace oar {
 
-static llvm::Expected<std::unique_ptr<Optimizer>> makeOptimizer(const RecipeSpec &s) {
+llvm::Expected<std::unique_ptr<Optimizer>> makeRecipeOptimizer(const RecipeSpec &s) {
   if (s.optimizer == "sgd")
     return std::make_unique<SGD>(s.lr);
   if (s.optimizer == "momentum")
@@ -18,8 +18,8 @@ static llvm::Expected<std::unique_ptr<Optimizer>> makeOptimizer(const RecipeSpec
   return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam or adagrad)", s.optimizer);
 }
 
-static FeedSpec feedOf(const RecipeSpec &s, const std::vector<std::string> &files,
-                       const std::vector<std::string> &columns, llvm::StringRef split) {
+FeedSpec recipeFeed(const RecipeSpec &s, const std::vector<std::string> &files,
+                    const std::vector<std::string> &columns, llvm::StringRef split) {
   return {.format = s.format,
           .files = files,
           .columns = columns,
@@ -31,6 +31,8 @@ static FeedSpec feedOf(const RecipeSpec &s, const std::vector<std::string> &file
 }
 
 llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
+  if (s.model == "wide_deep" || s.model == "deepfm")
+    return buildCtrRecipe(s);
   if (s.in <= 0 || s.out <= 0)
     return makeError("--in and --out must be positive (got {0} and {1})", s.in, s.out);
   if (s.batchSize <= 0 || s.epochs <= 0)
@@ -64,7 +66,8 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
       }
     pred = m.fc(h, s.out);
   } else {
-    return makeError("unknown --model \"{0}\" (use linear, mlp or lenet)", s.model);
+    return makeError("unknown --model \"{0}\" (use linear, mlp, lenet, wide_deep or deepfm)",
+                     s.model);
   }
   std::string label = classify ? m.data("label", {1}, proto::I64) : m.data("y", {s.out});
   std::string cost =
@@ -72,7 +75,7 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
   std::string loss = m.mean(cost);
   if (classify)
     m.addMetric(m.accuracy(pred, label));
-  auto opt = makeOptimizer(s);
+  auto opt = makeRecipeOptimizer(s);
   if (!opt)
     return opt.takeError();
   if (auto grads = (*opt)->minimize(m, loss); !grads)
@@ -81,11 +84,11 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
     if (s.data.empty())
       return makeError("--format {0} needs --data files", s.format);
     bool uci = s.format == "uci_housing"; // its test rows are a split of the same file
-    m.setTrainFeed(feedOf(s, s.data, {x, label}, uci ? "train" : ""));
+    m.setTrainFeed(recipeFeed(s, s.data, {x, label}, uci ? "train" : ""));
     if (uci && s.testData.empty())
-      m.setTestFeed(feedOf(s, s.data, {x, label}, "test"));
+      m.setTestFeed(recipeFeed(s, s.data, {x, label}, "test"));
     else if (!s.testData.empty())
-      m.setTestFeed(feedOf(s, s.testData, {x, label}, uci ? "test" : ""));
+      m.setTestFeed(recipeFeed(s, s.testData, {x, label}, uci ? "test" : ""));
   }
   if (llvm::Error err = m.status())
     return err;

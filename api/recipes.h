@@ -1,12 +1,12 @@
 // The built-in model recipes behind oar-model: linear, mlp, lenet.
 #pragma once
 
-#include "api/layers.h"
+#include "api/optimizer.h"
 
 namespace oar {
 
 struct RecipeSpec {
-  std::string model = "linear"; // linear | mlp | lenet
+  std::string model = "linear"; // linear | mlp | lenet | wide_deep | deepfm
   int64_t in = 13, out = 1;
   std::vector<int64_t> hidden;            // mlp hidden sizes
   std::string act = "relu";               // between mlp layers
@@ -18,10 +18,27 @@ struct RecipeSpec {
   std::vector<std::string> data;     // train files
   std::vector<std::string> testData; // test files (same format); uci_housing uses its split
   bool shuffle = false;
+  // wide_deep and deepfm (criteo format: label, 13 dense features, 26 categorical keys)
+  int64_t embDim = 10;              // width of each slot's embedding
+  int64_t vocab = int64_t(1) << 22; // rows of the tables: keys are folded mod vocab
+  bool distributedTables = true;    // tables live on the pservers when transpiled
 };
+
+/// The flags of a CTR model (wide_deep, deepfm) that reach a good AUC on oar-gen-ctr's data when
+/// the user gives none: Adagrad, batch 1000, hidden 400,400,400.
+void applyCtrDefaults(RecipeSpec &spec, bool optimizerGiven, bool lrGiven, bool batchGiven,
+                      bool hiddenGiven);
 
 /// Builds main and startup programs for `spec`, with its data feeds, loss and metrics.
 /// Errors name the bad field.
 llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &spec);
+
+/// wide_deep or deepfm over the criteo feed (buildRecipe calls it for those models).
+llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &spec);
+
+/// The optimizer a recipe names; and a feed over `files` with the recipe's batching.
+llvm::Expected<std::unique_ptr<Optimizer>> makeRecipeOptimizer(const RecipeSpec &s);
+FeedSpec recipeFeed(const RecipeSpec &s, const std::vector<std::string> &files,
+                    const std::vector<std::string> &columns, llvm::StringRef split);
 
 } // namespace oar

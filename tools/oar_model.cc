@@ -1,4 +1,5 @@
-// oar-model: writes main.pb and startup.pb for a built-in recipe (linear, mlp, lenet).
+// oar-model: writes main.pb and startup.pb for a built-in recipe (linear, mlp, lenet, wide_deep,
+// deepfm).
 #include "api/recipes.h"
 #include "executor/feed_overrides.h"
 #include "ir/error.h"
@@ -9,8 +10,18 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-model options");
-static cl::opt<std::string> model("model", cl::desc("linear | mlp | lenet"), cl::init("linear"),
-                                  cl::cat(category));
+static cl::opt<std::string> model("model", cl::desc("linear | mlp | lenet | wide_deep | deepfm"),
+                                  cl::init("linear"), cl::cat(category));
+static cl::opt<int64_t> embDim("emb-dim", cl::desc("wide_deep, deepfm: embedding width"),
+                               cl::init(10), cl::cat(category));
+static cl::opt<int64_t> vocab("vocab",
+                              cl::desc("wide_deep, deepfm: table rows (keys are folded mod it)"),
+                              cl::init(int64_t(1) << 22), cl::cat(category));
+static cl::opt<bool> localTables(
+    "local-tables",
+    cl::desc("wide_deep, deepfm: keep the tables on the trainers when transpiled (default: on "
+             "the pservers, is_distributed)"),
+    cl::cat(category));
 static cl::opt<int64_t> in("in", cl::desc("input width"), cl::init(13), cl::cat(category));
 static cl::opt<std::string> hidden("hidden", cl::desc("mlp hidden sizes, comma separated"),
                                    cl::cat(category));
@@ -40,7 +51,8 @@ static cl::opt<std::string> data("data", cl::desc("train data files, comma separ
                                  cl::cat(category));
 static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"),
                                      cl::cat(category));
-static cl::opt<std::string> dataFormat("format", cl::desc("uci_housing | mnist_idx | npy | csv"),
+static cl::opt<std::string> dataFormat("format",
+                                       cl::desc("uci_housing | mnist_idx | npy | csv | criteo"),
                                        cl::cat(category));
 static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required,
                                    cl::cat(category));
@@ -58,12 +70,15 @@ int main(int argc, char **argv) {
   spec.batchSize = batchSize, spec.epochs = epochs, spec.seed = seed, spec.shuffle = shuffleRows;
   spec.format = dataFormat, spec.data = oar::splitFileList(data),
   spec.testData = oar::splitFileList(testData);
+  spec.embDim = embDim, spec.vocab = vocab, spec.distributedTables = !localTables;
   for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;
     if (StringRef(h).getAsInteger(10, v))
       exitOnErr(oar::makeError("--hidden: \"{0}\" is not an integer", h));
     spec.hidden.push_back(v);
   }
+  oar::applyCtrDefaults(spec, optimizer.getNumOccurrences() > 0, lr.getNumOccurrences() > 0,
+                        batchSize.getNumOccurrences() > 0, hidden.getNumOccurrences() > 0);
   oar::ModelBuilder m = exitOnErr(oar::buildRecipe(spec));
   exitOnErr(m.save(outDir, "written by oar-model --model=" + model, text));
   outs() << "wrote " << outDir << "/main.pb and " << outDir << "/startup.pb ("

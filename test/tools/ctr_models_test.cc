@@ -1,0 +1,106 @@
+// oar-model's CTR models (wide_deep, deepfm) on oar-gen-ctr's data: one machine, and 2 pservers x
+// 2 trainers with the tables on the pservers.
+#include "api/recipes.h"
+#include "executor/ctr_generator.h"
+#include "executor/executor.h"
+#include "executor/trainer.h"
+#include "ir/verify.h"
+#include "test/support/expect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace oar;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// 40,000 train and 10,000 test lines, written once per test run.
+const std::string &ctrData() {
+  static const std::string dir = [] {
+    std::string d = scratchDir("ctr_models_data");
+    CtrGenOptions opts;
+    opts.trainLines = 40000;
+    opts.testLines = 10000;
+    requireValue(generateCtr(opts, d));
+    return d;
+  }();
+  return dir;
+}
+
+double aucOf(const std::string &output) {
+  size_t at = output.find("test: ");
+  REQUIRE(at != std::string::npos);
+  size_t a = output.find(", auc ", at);
+  REQUIRE(a != std::string::npos);
+  return std::stod(output.substr(a + 6));
+}
+
+std::string run(const std::string &cmd) {
+  std::string out;
+  int rc = runCommand(cmd, out);
+  INFO(cmd << "\n" << out);
+  REQUIRE(rc == 0);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("id_mod folds keys into a table's rows and refuses a negative key", "[ops][ctr]") {
+  Executor exec;
+  Scope scope;
+  scope.get("x") = Tensor::fromVector<int64_t>({4}, {0, 7, 12, int64_t(1) << 62});
+  proto::Op op = makeOp("id_mod", {{"X", {"x"}}}, {{"Out", {"y"}}}, {{"num_buckets", int64_t(5)}});
+  REQUIRE_OK(exec.runOp(op, scope, "id_mod test"));
+  const int64_t *y = scope.get("y").data<int64_t>();
+  CHECK(std::vector<int64_t>(y, y + 4) == std::vector<int64_t>{0, 2, 2, (int64_t(1) << 62) % 5});
+  scope.get("x") = Tensor::fromVector<int64_t>({2}, {3, -4});
+  CHECK_THAT(errorText(exec.runOp(op, scope, "id_mod test")),
+             Contains("key -4 at position 1 is negative"));
+}
+
+TEST_CASE("wide_deep and deepfm learn oar-gen-ctr's clicks on one machine", "[tools][ctr]") {
+  for (const char *model : {"wide_deep", "deepfm"}) {
+    RecipeSpec s;
+    s.model = model;
+    s.format = "criteo";
+    s.data = {ctrData() + "/train.txt"};
+    s.testData = {ctrData() + "/test.txt"};
+    s.vocab = 1 << 16;
+    applyCtrDefaults(s, false, false, false, false);
+    s.hidden = {64, 32};
+    ModelBuilder m = requireValue(buildRecipe(s));
+    REQUIRE_OK(verifyProgram(m.main(), model));
+    Executor exec;
+    Scope scope;
+    REQUIRE_OK(exec.run(m.startup(), scope));
+    TrainOptions opts;
+    auto steps = requireValue(trainLoop(exec, m.main(), scope, opts));
+    REQUIRE(steps.size() == 40);
+    EvalResult eval = requireValue(evaluate(exec, m.main(), scope, m.main().test_feed()));
+    INFO(model);
+    CHECK(eval.rows == 10000);
+    REQUIRE(eval.metrics.size() == 1);
+    CHECK(eval.metrics[0].first == "auc");
+    CHECK(eval.metrics[0].second > 0.70); // the teacher's is about 0.80
+    CHECK(steps.back().loss < steps.front().loss);
+  }
+}
+
+TEST_CASE("wide_deep with its tables on 2 pservers reaches the single machine's AUC",
+          "[e2e][tools][ctr]") {
+  std::string dir = scratchDir("ctr_models_launch");
+  std::string data = " --format=criteo --data=" + ctrData() +
+                     "/train.txt --test-data=" + ctrData() +
+                     "/test.txt --vocab=65536 --hidden=64,32 ";
+  run(binDir() + "/oar-model --model=wide_deep" + data + "-o " + dir + "/single");
+  // Two trainers of 500 rows a step see the single machine's 1000-row batches.
+  run(binDir() + "/oar-model --model=wide_deep --batch-size=500" + data + "-o " + dir + "/dist");
+  double single = aucOf(run(binDir() + "/oar-executor --main " + dir + "/single/main.pb " +
+                            "--startup " + dir + "/single/startup.pb"));
+  for (const char *mode : {"sync", "async"}) {
+    std::string out = run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 " +
+                          "--mode=" + mode + " " + dir + "/dist");
+    INFO(mode << "\n" << out);
+    CHECK_THAT(out, Contains("distributed tables hold"));
+    CHECK(std::abs(aucOf(out) - single) < 0.02);
+  }
+}
