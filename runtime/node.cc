@@ -108,7 +108,8 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   train.trainers = dist.trainers();
   train.onStep = opts.onStep;
   train.shouldStop = stopRequested;
-  auto reports = trainLoop(exec, progs.main, scope, train);
+  auto reports = opts.evalOnly ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})
+                               : trainLoop(exec, progs.main, scope, train);
   if (!reports) { // let the pservers stop waiting for us, and say why
     llvm::Error err = addContext(reports.takeError(), "trainer " + std::to_string(id));
     std::string why = llvm::toString(std::move(err));
@@ -188,6 +189,11 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.log = opts.log;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
+  // Distributed tables live in the checkpoint's tables/ directory, by virtual shard.
+  if (!opts.loadDir.empty())
+    env.pserver.tableLoadDir = inDir(opts.loadDir, "tables");
+  if (!opts.saveDir.empty())
+    env.pserver.tableSaveDir = inDir(opts.saveDir, "tables");
   Executor exec;
   exec.setEnv(&env);
   Scope scope;

@@ -18,6 +18,9 @@ struct NodeOptions {
   std::string loadDir, saveDir, metricsPath;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
+  /// Trainers skip training: trainer 0 evaluates the test feed on the pservers' model (loaded
+  /// with loadDir) and all complete.
+  bool evalOnly = false;
   /// A trainer's evaluation (trainer 0 only) and NaN handling; runTrainer sets the rest.
   TrainOptions train;
 };

@@ -107,6 +107,11 @@ struct PserverLoop::Impl {
       return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
     if (llvm::Error err = tables.init(program, scope, fanin))
       return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    if (!opts.tableLoadDir.empty() && tables.size() > 0) {
+      if (llvm::Error err = tables.load(opts.tableLoadDir))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+      log(llvm::formatv("loaded {0} table rows from {1}", tables.rows(), opts.tableLoadDir).str());
+    }
     assignBlocksToThreads();
     barrierRound.assign(fanin, 0);
     lastStep.assign(fanin, 0);
@@ -606,10 +611,14 @@ struct PserverLoop::Impl {
                         listTrainers(ids), failures.begin()->second)
               .str());
     }
-    if (tables.size() > 0)
+    if (tables.size() > 0) {
       log(llvm::formatv("distributed tables hold {0} rows in {1} bytes", tables.rows(),
                         tables.bytesHeld())
               .str());
+      if (!opts.tableSaveDir.empty())
+        if (llvm::Error err = tables.save(opts.tableSaveDir))
+          return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    }
     log("all trainers completed");
     return llvm::Error::success();
   }

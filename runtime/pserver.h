@@ -15,6 +15,9 @@ struct PserverOptions {
   /// Threads that run the optimize blocks (each block always on the same one); 0 runs them on
   /// the loop's own thread.
   int serviceThreads = 0;
+  /// Where distributed tables load their rows from before serving, and save them to after every
+  /// trainer completed (empty: neither).
+  std::string tableLoadDir, tableSaveDir;
 };
 
 /// Serves one pserver program until every trainer has completed. One thread owns the socket:

@@ -3,6 +3,7 @@
 
 #include "ir/error.h"
 #include "ops/op_registry.h"
+#include "runtime/table_checkpoint.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace oar::runtime {
@@ -120,6 +121,20 @@ void PserverTables::applyStep(size_t table, const std::vector<bool> &live) {
   }
   if (liveCount > 0)
     h.table->push(keys, sums.data(), learningRate(h), 1.0f / static_cast<float>(liveCount));
+}
+
+llvm::Error PserverTables::save(llvm::StringRef dir) const {
+  for (const Held &h : held_)
+    if (llvm::Error err = saveTable(*h.table, routing_, dir))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Error PserverTables::load(llvm::StringRef dir) {
+  for (Held &h : held_)
+    if (llvm::Error err = loadTable(*h.table, routing_, pserverIndex_, dir))
+      return err;
+  return llvm::Error::success();
 }
 
 int64_t PserverTables::largestMessage() const {

@@ -36,6 +36,10 @@ public:
   void applyStep(size_t table, const std::vector<bool> &live);
   /// The largest frame a push of any table may need.
   int64_t largestMessage() const;
+  /// Writes every table's rows under DIR/<table>/ (see table_checkpoint.h).
+  llvm::Error save(llvm::StringRef dir) const;
+  /// Reads the rows this pserver owns of every table from DIR/<table>/.
+  llvm::Error load(llvm::StringRef dir);
   /// Rows and bytes held, over all tables.
   size_t rows() const;
   size_t bytesHeld() const;

@@ -54,10 +54,9 @@ void SparseTable::initialWeights(uint64_t key, float *out) const {
 float *SparseTable::rowOf(uint64_t key) {
   auto [it, fresh] = index_.try_emplace(key, used_);
   uint32_t r = it->second;
-  float *row;
   if (r / kChunkRows >= chunks_.size())
     chunks_.push_back(std::make_unique<float[]>(static_cast<size_t>(kChunkRows) * stride_));
-  row = chunks_[r / kChunkRows].get() + static_cast<size_t>(r % kChunkRows) * stride_;
+  float *row = rowAt(r);
   if (!fresh)
     return row;
   ++used_;
@@ -80,9 +79,7 @@ void SparseTable::pull(llvm::ArrayRef<uint64_t> keys, float *out) const {
       initialWeights(keys[k], dst);
       continue;
     }
-    uint32_t r = it->second;
-    std::memcpy(dst, chunks_[r / kChunkRows].get() + static_cast<size_t>(r % kChunkRows) * stride_,
-                w * sizeof(float));
+    std::memcpy(dst, rowAt(it->second), w * sizeof(float));
   }
 }
 
@@ -127,6 +124,14 @@ void SparseTable::update(float *p, const float *g, float lr, float scale) const 
 void SparseTable::push(llvm::ArrayRef<uint64_t> keys, const float *grads, float lr, float scale) {
   for (size_t k = 0; k < keys.size(); ++k)
     update(rowOf(keys[k]), grads + k * config_.width, lr, scale);
+}
+
+void SparseTable::readRow(uint64_t key, float *out) const {
+  std::memcpy(out, rowAt(index_.find(key)->second), stride_ * sizeof(float));
+}
+
+void SparseTable::setRow(uint64_t key, const float *row) {
+  std::memcpy(rowOf(key), row, stride_ * sizeof(float));
 }
 
 size_t SparseTable::bytesHeld() const {

@@ -48,6 +48,15 @@ public:
   void push(llvm::ArrayRef<uint64_t> keys, const float *grads, float lr, float scale);
 
   size_t rows() const { return index_.size(); }
+  /// Calls fn(key, row) for every row (stride() floats: weights, then state), in no order.
+  template <typename Fn> void forEachRow(Fn fn) const {
+    for (const auto &[key, r] : index_)
+      fn(key, rowAt(r));
+  }
+  /// Copies the whole row of `key` (which has one) into out.
+  void readRow(uint64_t key, float *out) const;
+  /// Sets the whole row of `key` (weights and state), making it if needed.
+  void setRow(uint64_t key, const float *row);
   /// Bytes held: the row chunks and the index.
   size_t bytesHeld() const;
   /// The initial weights of `key` (what a pull of a key without a row returns).
@@ -55,6 +64,9 @@ public:
 
 private:
   float *rowOf(uint64_t key);
+  float *rowAt(uint32_t r) const {
+    return chunks_[r / kChunkRows].get() + static_cast<size_t>(r % kChunkRows) * stride_;
+  }
   void update(float *row, const float *grad, float lr, float scale) const;
 
   SparseTableConfig config_;

@@ -265,6 +265,7 @@ int main(int argc, char **argv) {
   opts.timeouts.barrier = std::chrono::milliseconds(barrierTimeoutMs);
   opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
   opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
+  opts.evalOnly = evalOnly;
   opts.log = [](const std::string &line) { errs() << line << "\n"; };
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
 

@@ -6,6 +6,7 @@
 #include "executor/trainer.h"
 #include "ir/verify.h"
 #include "test/support/expect.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace oar;
@@ -103,4 +104,28 @@ TEST_CASE("wide_deep with its tables on 2 pservers reaches the single machine's 
     CHECK_THAT(out, Contains("distributed tables hold"));
     CHECK(std::abs(aucOf(out) - single) < 0.02);
   }
+}
+
+TEST_CASE("tables saved by 2 pservers load on 3 and give the same test predictions",
+          "[e2e][tools][ctr]") {
+  std::string dir = scratchDir("ctr_models_checkpoint");
+  run(binDir() + "/oar-model --model=deepfm --format=criteo --data=" + ctrData() +
+      "/train.txt --test-data=" + ctrData() + "/test.txt --vocab=65536 --hidden=64,32 " +
+      "--batch-size=500 -o " + dir + "/model");
+  std::string trained = run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync " +
+                            "--timeout=300 --save " + dir + "/ckpt " + dir + "/model");
+  // Every virtual shard's rows went to files of their own.
+  std::string shards = dir + "/ckpt/tables/embedding_1.w_0/";
+  CHECK(llvm::sys::fs::exists(shards + "shard.0.keys.npy"));
+  CHECK(llvm::sys::fs::exists(shards + "shard.999.values.npy"));
+  std::string loaded =
+      run(binDir() + "/oar-launch --server-num=3 --worker-num=2 --mode=sync " +
+          "--timeout=300 --load " + dir + "/ckpt " + dir + "/model -- --eval-only");
+  CHECK_THAT(loaded, Contains("loaded"));
+  auto testLine = [](const std::string &out) {
+    size_t at = out.find("test: ");
+    REQUIRE(at != std::string::npos);
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  CHECK(testLine(loaded) == testLine(trained));
 }
