@@ -13,6 +13,11 @@ struct RunEnv {
   int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)
   bool forceGeoSync = false;               ///< sync now whatever the step (the final flush)
   bool trainersFailed = false; ///< listen_and_serv ended because trainers reported errors
+  /// Distributed tables, over the run: ids looked up (and pushed), the keys actually sent (each
+  /// once per batch) and the bytes of keys and rows both ways.
+  struct TableTraffic {
+    int64_t ids = 0, keys = 0, bytes = 0, bytesWithoutDedup = 0;
+  } tableTraffic;
 };
 
 } // namespace oar::runtime

@@ -116,6 +116,16 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     llvm::consumeError(comm.complete(why));
     return makeError("{0}", why);
   }
+  if (const RunEnv::TableTraffic &t = env.tableTraffic;
+      t.ids > 0 && !reports->empty() && opts.log) {
+    double steps = static_cast<double>(reports->size());
+    opts.log(llvm::formatv("trainer {0}: distributed tables: {1:f0} ids a step, {2:f0} keys sent "
+                           "(each once per batch): {3:f0} bytes of keys and rows a step, "
+                           "{4:f0} without de-duplication",
+                           id, t.ids / steps, t.keys / steps, t.bytes / steps,
+                           t.bytesWithoutDedup / steps)
+                 .str());
+  }
   if (dist.mode() == "geo") { // push what changed since the last sync
     env.forceGeoSync = true;
     for (const proto::Op &op : progs.main.blocks(0).ops())

@@ -14,6 +14,7 @@ namespace {
 
 /// The keys of one batch of a table, each once, grouped by the pserver that owns them.
 struct BatchKeys {
+  int64_t ids = 0;                         // ids looked up, padding left out
   std::vector<std::vector<uint64_t>> keys; // by endpoint, in first-seen order
   /// For each position of Ids: its key's (endpoint, index in keys[endpoint]); endpoint -1 for
   /// padding_idx.
@@ -34,6 +35,7 @@ llvm::Expected<BatchKeys> groupKeys(KernelContext &ctx, size_t numEndpoints) {
       batch.where[i] = {-1, 0};
       continue;
     }
+    ++batch.ids;
     auto key = static_cast<uint64_t>(id[i]);
     if (reservedKey(key) || (height > 0 && key >= static_cast<uint64_t>(height)))
       return makeError("{0}: key {1} at position {2} is outside table {3} ({4})",
@@ -49,6 +51,18 @@ llvm::Expected<BatchKeys> groupKeys(KernelContext &ctx, size_t numEndpoints) {
     batch.where[i] = it->second;
   }
   return batch;
+}
+
+/// Counts one pull or push of `batch`: keys up, and rows down (pull) or up (push).
+void countTraffic(RunEnv &env, const BatchKeys &batch, int64_t width) {
+  int64_t keys = 0;
+  for (const auto &k : batch.keys)
+    keys += static_cast<int64_t>(k.size());
+  int64_t perKey = 8 + 4 * width;
+  env.tableTraffic.ids += batch.ids;
+  env.tableTraffic.keys += keys;
+  env.tableTraffic.bytes += keys * perKey;
+  env.tableTraffic.bytesWithoutDedup += batch.ids * perKey;
 }
 
 llvm::Expected<RunEnv *> trainerEnv(KernelContext &ctx) {
@@ -73,6 +87,7 @@ llvm::Error distributedLookupKernel(KernelContext &ctx) {
   if (llvm::Error err = (*env)->comm->pullRows(table, endpoints, batch->keys, rows))
     return err;
   int64_t width = ctx.attrs().getInt("width");
+  countTraffic(**env, *batch, width);
   for (size_t e = 0; e < rows.size(); ++e)
     if (!batch->keys[e].empty() && rows[e].dim(1) != width)
       return makeError("{0}: pserver {1} sent rows of width {2}, expected {3}", table, endpoints[e],
@@ -98,6 +113,7 @@ llvm::Error distributedPushKernel(KernelContext &ctx) {
   if (!batch)
     return batch.takeError();
   int64_t width = ctx.attrs().getInt("width");
+  countTraffic(**env, *batch, width);
   const Tensor &dout = ctx.input("Out@GRAD");
   if (dout.numel() != static_cast<int64_t>(batch->where.size()) * width)
     return makeError("{0} has {1} elements; expected {2} ids x width {3}",
