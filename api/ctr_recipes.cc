@@ -65,7 +65,7 @@ void applyCtrDefaults(RecipeSpec &spec, bool optimizerGiven, bool lrGiven, bool 
   if (!optimizerGiven)
     spec.optimizer = "adagrad";
   if (!lrGiven)
-    spec.lr = 0.05f;
+    spec.lr = 0.02f;
   if (!batchGiven)
     spec.batchSize = 1000;
   if (!hiddenGiven)
