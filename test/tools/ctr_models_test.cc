@@ -153,3 +153,17 @@ TEST_CASE("sync wide_deep gives the same test loss and AUC on 1, 2 and 3 pserver
   CHECK(lines[0] == lines[1]);
   CHECK(lines[0] == lines[2]);
 }
+
+TEST_CASE("the C++ examples wide_deep and deepfm train with their tables on a pserver",
+          "[e2e][tools][ctr]") {
+  for (const char *example : {"wide_deep", "deepfm"}) {
+    std::string dir = scratchDir(std::string("ctr_example_") + example);
+    run(binDir() + "/example_" + example + " " + dir + " " + ctrData() + "/train.txt " + ctrData() +
+        "/test.txt");
+    std::string out = run(binDir() + "/oar-launch --server-num=1 --worker-num=1 --mode=async " +
+                          "--timeout=300 " + dir);
+    INFO(out);
+    CHECK_THAT(out, Contains("trained 40 steps"));
+    CHECK(aucOf(out) > 0.7);
+  }
+}
