@@ -57,24 +57,28 @@ llvm::Error checkRows(const SelectedRows &sr, llvm::StringRef what) {
 // Rows are copied and added as elements of T; only float dtypes carry gradients.
 template <typename T> static void mergeRowsOf(const SelectedRows &in, SelectedRows &out) {
   const int64_t width = in.rowWidth();
+  // One hash lookup per id: the first pass notes each position's row in out.
   llvm::DenseMap<int64_t, int64_t> slot; // id -> its row in out
-  std::vector<int64_t> ids;
-  for (int64_t id : in.rows)
-    if (slot.try_emplace(id, static_cast<int64_t>(ids.size())).second)
-      ids.push_back(id);
+  slot.reserve(in.rows.size());
+  std::vector<int64_t> ids, rowOf(in.rows.size());
+  std::vector<bool> first(in.rows.size(), false);
+  for (size_t i = 0; i < in.rows.size(); ++i) {
+    auto [it, fresh] = slot.try_emplace(in.rows[i], static_cast<int64_t>(ids.size()));
+    if (fresh)
+      ids.push_back(in.rows[i]);
+    rowOf[i] = it->second;
+    first[i] = fresh;
+  }
   llvm::SmallVector<int64_t, 4> dims(in.values.dims().begin(), in.values.dims().end());
   dims[0] = static_cast<int64_t>(ids.size());
   out.height = in.height;
-  out.values.resize(in.dtype(), dims);
-  std::vector<bool> seen(ids.size(), false);
+  out.values.resize(in.dtype(), dims, /*zero=*/false); // every row is written first below
   const T *src = in.values.data<T>();
   T *dst = out.values.data<T>();
   for (size_t i = 0; i < in.rows.size(); ++i) {
-    int64_t s = slot[in.rows[i]];
-    T *row = dst + s * width;
-    if (!seen[s]) { // copy the first so a lone row stays bit-identical
+    T *row = dst + rowOf[i] * width;
+    if (first[i]) { // copy the first so a lone row stays bit-identical
       std::memcpy(row, src + i * width, width * sizeof(T));
-      seen[s] = true;
       continue;
     }
     for (int64_t j = 0; j < width; ++j)

@@ -18,8 +18,12 @@ template <typename T> static llvm::Error lookupTable(KernelContext &ctx) {
   int64_t rows = w.dim(0), width = w.dim(1), pad = ctx.attrs().getInt("padding_idx");
   T *out = ctx.output("Out").data<T>();
   const int64_t n = ids.numel();
+  const int64_t *idv = ids.data<int64_t>();
+  constexpr int64_t kAhead = 8; // a large table's rows miss the cache: overlap the misses
   for (int64_t i = 0; i < n; ++i) {
-    int64_t id = ids.data<int64_t>()[i];
+    if (i + kAhead < n && idv[i + kAhead] >= 0 && idv[i + kAhead] < rows)
+      __builtin_prefetch(w.data<T>() + idv[i + kAhead] * width);
+    int64_t id = idv[i];
     if (id == pad) {
       std::fill_n(out + i * width, width, T(0));
       continue;
