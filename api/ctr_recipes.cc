@@ -76,6 +76,10 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
   if (s.format != "criteo")
     return makeError("--model={0} reads click logs: use --format=criteo (got \"{1}\")", s.model,
                      s.format);
+  if (s.admitAfter < 1 || s.admitProbability <= 0 || s.admitProbability > 1 || s.evictAfter < 0)
+    return makeError("--admit-after must be >= 1, --admit-probability in (0, 1] and --evict-after "
+                     ">= 0 (got {0}, {1} and {2})",
+                     s.admitAfter, s.admitProbability, s.evictAfter);
   if (s.embDim <= 0 || s.vocab <= 0)
     return makeError("--emb-dim and --vocab must be positive (got {0} and {1})", s.embDim, s.vocab);
   if (s.batchSize <= 0 || s.epochs <= 0)
@@ -93,6 +97,13 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
     logit = m.elementwise("elementwise_add", logit, factorisationMachine(m, in));
   std::string loss = m.mean(m.sigmoidCrossEntropyWithLogits(logit, in.label));
   m.addMetric(m.auc(m.activation(logit, "sigmoid"), in.label));
+  // Admission and eviction of the tables' rows, read by the distributed-table pass.
+  for (proto::Op &op : *m.main().mutable_blocks(0)->mutable_ops())
+    if (op.type() == "lookup_table") {
+      setAttr(op, "admit_after", AttrValue(s.admitAfter));
+      setAttr(op, "admit_probability", AttrValue(s.admitProbability));
+      setAttr(op, "evict_after", AttrValue(s.evictAfter));
+    }
   auto opt = makeRecipeOptimizer(s);
   if (!opt)
     return opt.takeError();

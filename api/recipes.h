@@ -19,9 +19,11 @@ struct RecipeSpec {
   std::vector<std::string> testData; // test files (same format); uci_housing uses its split
   bool shuffle = false;
   // wide_deep and deepfm (criteo format: label, 13 dense features, 26 categorical keys)
-  int64_t embDim = 10;              // width of each slot's embedding
-  int64_t vocab = int64_t(1) << 22; // rows of the tables: keys are folded mod vocab
-  bool distributedTables = true;    // tables live on the pservers when transpiled
+  int64_t embDim = 10;                    // width of each slot's embedding
+  int64_t vocab = int64_t(1) << 22;       // rows of the tables: keys are folded mod vocab
+  bool distributedTables = true;          // tables live on the pservers when transpiled
+  int64_t admitAfter = 1, evictAfter = 0; // distributed tables: admission and eviction
+  float admitProbability = 1.0f;
 };
 
 /// The flags of a CTR model (wide_deep, deepfm) that reach a good AUC on oar-gen-ctr's data when

@@ -123,6 +123,9 @@ OAR_OP(sparse_table)
     .attr<float>("init_a", 0.0f, "uniform: min; gaussian: mean; constant: the value")
     .attr<float>("init_b", 0.0f, "uniform: max; gaussian: std")
     .attr<int64_t>("seed", 0, "with the table's name and the key, fixes a row's first weights")
+    .attr<int64_t>("admit_after", 1, "a key gets a row at its admit_after-th push")
+    .attr<float>("admit_probability", 1.0f, "the share of keys that may get a row")
+    .attr<int64_t>("evict_after", 0, "rows unseen for evict_after steps are dropped (0: never)")
     .inferShape(inferNothing)
     .noGrad("communication");
 

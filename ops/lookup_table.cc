@@ -44,6 +44,13 @@ OAR_OP(lookup_table)
                 "make W@GRAD selected rows: the ids looked up (in order, repeats kept, "
                 "padding_idx left out) and Out@GRAD's rows")
     .attr<bool>("is_distributed", false, "the table lives on the pservers")
+    .attr<int64_t>("admit_after", 1,
+                   "distributed: a key gets a row at its admit_after-th push (the pushes "
+                   "before are dropped)")
+    .attr<float>("admit_probability", 1.0f,
+                 "distributed: the share of keys that may get a row (picked by a hash of the key)")
+    .attr<int64_t>("evict_after", 0,
+                   "distributed: rows no push touched for evict_after steps are dropped (0: never)")
     .inferShape(inferLookupTable)
     .grad(gradLookupTable);
 

@@ -27,6 +27,14 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
     c.initA = attrs.getFloat("init_a");
     c.initB = attrs.getFloat("init_b");
     c.seed = attrs.getInt("seed");
+    c.admitAfter = attrs.getInt("admit_after");
+    c.admitProbability = attrs.getFloat("admit_probability");
+    c.evictAfter = attrs.getInt("evict_after");
+    if (c.admitAfter < 1 || c.admitProbability <= 0.0f || c.admitProbability > 1.0f ||
+        c.evictAfter < 0)
+      return makeError("sparse_table {0}: admit_after {1} must be >= 1, admit_probability {2} in "
+                       "(0, 1] and evict_after {3} >= 0",
+                       c.name, c.admitAfter, c.admitProbability, c.evictAfter);
     if (llvm::Error err = checkSparseOptimizer(c.optimizer))
       return makeError("sparse_table {0}: {1}", c.name, llvm::toString(std::move(err)));
     if (c.width < 1 || c.width > (1 << 20))
@@ -86,6 +94,9 @@ void PserverTables::apply(size_t table, const Message &push) {
   const proto::MsgHeader &m = push.header;
   h.table->push({m.keys().data(), static_cast<size_t>(m.keys_size())},
                 static_cast<const float *>(push.payload.data()), learningRate(h), 1.0f);
+  // Async has no steps: a table's step is one push from each trainer.
+  if (++h.asyncPushes % static_cast<int64_t>(h.kept.size()) == 0)
+    h.table->endStep();
 }
 
 void PserverTables::keep(size_t table, int64_t t, std::shared_ptr<Message> push) {
@@ -121,6 +132,7 @@ void PserverTables::applyStep(size_t table, const std::vector<bool> &live) {
   }
   if (liveCount > 0)
     h.table->push(keys, sums.data(), learningRate(h), 1.0f / static_cast<float>(liveCount));
+  h.table->endStep();
 }
 
 llvm::Error PserverTables::save(llvm::StringRef dir) const {

@@ -49,6 +49,7 @@ private:
     std::unique_ptr<SparseTable> table;
     const Tensor *learningRate = nullptr;
     std::vector<std::vector<std::shared_ptr<Message>>> kept; ///< by trainer
+    int64_t asyncPushes = 0;
   };
   float learningRate(const Held &h) const { return h.learningRate->data<float>()[0]; }
 

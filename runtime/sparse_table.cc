@@ -52,14 +52,23 @@ void SparseTable::initialWeights(uint64_t key, float *out) const {
 }
 
 float *SparseTable::rowOf(uint64_t key) {
-  auto [it, fresh] = index_.try_emplace(key, used_);
+  uint32_t next = freeRows_.empty() ? used_ : freeRows_.back();
+  auto [it, fresh] = index_.try_emplace(key, next);
   uint32_t r = it->second;
-  if (r / kChunkRows >= chunks_.size())
-    chunks_.push_back(std::make_unique<float[]>(static_cast<size_t>(kChunkRows) * stride_));
+  if (!fresh) {
+    lastPush_[r] = step_;
+    return rowAt(r);
+  }
+  if (freeRows_.empty()) {
+    if (r / kChunkRows >= chunks_.size())
+      chunks_.push_back(std::make_unique<float[]>(static_cast<size_t>(kChunkRows) * stride_));
+    ++used_;
+    lastPush_.push_back(step_);
+  } else {
+    freeRows_.pop_back();
+    lastPush_[r] = step_;
+  }
   float *row = rowAt(r);
-  if (!fresh)
-    return row;
-  ++used_;
   initialWeights(key, row);
   float *state = row + config_.width;
   std::fill(state, row + stride_, 0.0f);
@@ -68,6 +77,35 @@ float *SparseTable::rowOf(uint64_t key) {
     state[2 * config_.width + 1] = config_.beta2;
   }
   return row;
+}
+
+bool SparseTable::admit(uint64_t key) {
+  if (config_.admitProbability < 1.0f &&
+      unit(mixKey(tableSeed_ ^ mixKey(key ^ 0x5bd1e995ull))) >= config_.admitProbability)
+    return false;
+  if (config_.admitAfter <= 1)
+    return true;
+  uint32_t &count = pushCounts_[key];
+  if (static_cast<int64_t>(++count) < config_.admitAfter)
+    return false;
+  pushCounts_.erase(key);
+  return true;
+}
+
+size_t SparseTable::endStep() {
+  ++step_;
+  if (config_.evictAfter <= 0 || step_ % config_.evictAfter != 0)
+    return 0;
+  std::vector<uint64_t> stale;
+  for (const auto &[key, r] : index_)
+    if (step_ - lastPush_[r] >= config_.evictAfter)
+      stale.push_back(key);
+  for (uint64_t key : stale) {
+    auto it = index_.find(key);
+    freeRows_.push_back(it->second);
+    index_.erase(it);
+  }
+  return stale.size();
 }
 
 void SparseTable::pull(llvm::ArrayRef<uint64_t> keys, float *out) const {
@@ -122,8 +160,12 @@ void SparseTable::update(float *p, const float *g, float lr, float scale) const 
 }
 
 void SparseTable::push(llvm::ArrayRef<uint64_t> keys, const float *grads, float lr, float scale) {
-  for (size_t k = 0; k < keys.size(); ++k)
+  bool filtered = config_.admitAfter > 1 || config_.admitProbability < 1.0f;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (filtered && !index_.count(keys[k]) && !admit(keys[k]))
+      continue; // not admitted (yet): its row stays at the initial weights
     update(rowOf(keys[k]), grads + k * config_.width, lr, scale);
+  }
 }
 
 void SparseTable::readRow(uint64_t key, float *out) const {
@@ -131,12 +173,13 @@ void SparseTable::readRow(uint64_t key, float *out) const {
 }
 
 void SparseTable::setRow(uint64_t key, const float *row) {
-  std::memcpy(rowOf(key), row, stride_ * sizeof(float));
+  std::memcpy(rowOf(key), row, stride_ * sizeof(float)); // a loaded row counts as pushed now
 }
 
 size_t SparseTable::bytesHeld() const {
   return chunks_.size() * static_cast<size_t>(kChunkRows) * stride_ * sizeof(float) +
-         index_.getMemorySize();
+         index_.getMemorySize() + pushCounts_.getMemorySize() +
+         lastPush_.capacity() * sizeof(uint32_t) + freeRows_.capacity() * sizeof(uint32_t);
 }
 
 } // namespace oar::runtime

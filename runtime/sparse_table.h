@@ -24,6 +24,13 @@ struct SparseTableConfig {
   std::string init = "uniform";
   float initA = -0.1f, initB = 0.1f;
   int64_t seed = 0;
+  /// Admission: a key gets a row at its admitAfter-th push (the pushes before are dropped and
+  /// only counted), and only if it is among the admitProbability share of keys picked by a hash
+  /// of (seed, table, key): the same keys on any number of pservers.
+  int64_t admitAfter = 1;
+  float admitProbability = 1.0f;
+  /// Eviction: shrink() drops rows no push touched in the last evictAfter steps (0: never).
+  int64_t evictAfter = 0;
 };
 
 /// A hash map from key to one contiguous row: the weights, then the optimizer's state (adagrad:
@@ -44,8 +51,13 @@ public:
   /// Writes the weights of each key into out[k * width ...].
   void pull(llvm::ArrayRef<uint64_t> keys, float *out) const;
   /// Applies one gradient row per key (each key once) times `scale`, at learning rate `lr`,
-  /// making rows for keys that have none.
+  /// making rows for keys that have none and are admitted (see SparseTableConfig).
   void push(llvm::ArrayRef<uint64_t> keys, const float *grads, float lr, float scale);
+  /// Advances the table's step (rows remember the step of their last push); every evictAfter
+  /// steps, drops the rows unseen for evictAfter steps. Returns the rows dropped.
+  size_t endStep();
+  /// Keys pushed but not yet admitted (their push counts).
+  size_t pendingKeys() const { return pushCounts_.size(); }
 
   size_t rows() const { return index_.size(); }
   /// Calls fn(key, row) for every row (stride() floats: weights, then state), in no order.
@@ -64,6 +76,8 @@ public:
 
 private:
   float *rowOf(uint64_t key);
+  /// Whether a push of `key`, which has no row, makes one now.
+  bool admit(uint64_t key);
   float *rowAt(uint32_t r) const {
     return chunks_[r / kChunkRows].get() + static_cast<size_t>(r % kChunkRows) * stride_;
   }
@@ -75,6 +89,10 @@ private:
   llvm::DenseMap<uint64_t, uint32_t> index_; ///< key -> row number
   std::vector<std::unique_ptr<float[]>> chunks_; ///< kChunkRows rows each
   uint32_t used_ = 0;
+  std::vector<uint32_t> freeRows_;                ///< row numbers of evicted rows, reused first
+  std::vector<uint32_t> lastPush_;                ///< by row number: the step of its last push
+  llvm::DenseMap<uint64_t, uint32_t> pushCounts_; ///< keys not yet admitted -> pushes so far
+  uint32_t step_ = 0;
   static constexpr uint32_t kChunkRows = 4096;
 };
 

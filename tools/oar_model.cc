@@ -17,6 +17,18 @@ static cl::opt<int64_t> embDim("emb-dim", cl::desc("wide_deep, deepfm: embedding
 static cl::opt<int64_t> vocab("vocab",
                               cl::desc("wide_deep, deepfm: table rows (keys are folded mod it)"),
                               cl::init(int64_t(1) << 22), cl::cat(category));
+static cl::opt<int64_t> admitAfter("admit-after",
+                                   cl::desc("wide_deep, deepfm: a key gets a table row at its Nth "
+                                            "push (distributed tables)"),
+                                   cl::init(1), cl::cat(category));
+static cl::opt<float> admitProbability(
+    "admit-probability",
+    cl::desc("wide_deep, deepfm: the share of keys that may get a row (distributed tables)"),
+    cl::init(1.0f), cl::cat(category));
+static cl::opt<int64_t> evictAfter("evict-after",
+                                   cl::desc("wide_deep, deepfm: drop rows unseen for N steps "
+                                            "(distributed tables; 0: never)"),
+                                   cl::init(0), cl::cat(category));
 static cl::opt<bool> localTables(
     "local-tables",
     cl::desc("wide_deep, deepfm: keep the tables on the trainers when transpiled (default: on "
@@ -71,6 +83,8 @@ int main(int argc, char **argv) {
   spec.format = dataFormat, spec.data = oar::splitFileList(data),
   spec.testData = oar::splitFileList(testData);
   spec.embDim = embDim, spec.vocab = vocab, spec.distributedTables = !localTables;
+  spec.admitAfter = admitAfter, spec.admitProbability = admitProbability,
+  spec.evictAfter = evictAfter;
   for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;
     if (StringRef(h).getAsInteger(10, v))

@@ -63,6 +63,12 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
     t.table = w;
     t.height = v->type().dims(0);
     t.width = v->type().dims(1);
+    if (const proto::Attr *a = findAttr(op, "admit_after"))
+      t.admitAfter = a->i();
+    if (const proto::Attr *a = findAttr(op, "admit_probability"))
+      t.admitProbability = a->f();
+    if (const proto::Attr *a = findAttr(op, "evict_after"))
+      t.evictAfter = a->i();
     for (const proto::Op &init : startup.blocks(0).ops())
       if (llvm::is_contained(allOutputNames(init), w))
         t.initializer = init;

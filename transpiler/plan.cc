@@ -176,7 +176,8 @@ std::string DistributePlan::digest() const {
       s += "|" + b.name + ":" + std::to_string(b.numel) + "@" + std::to_string(b.endpointIndex);
   for (const TablePlan &t : tables)
     s += "|table " + t.table + ":" + std::to_string(t.width) + "/" +
-         std::to_string(config.tableShards);
+         std::to_string(config.tableShards) + "/" + std::to_string(t.admitAfter) + "/" +
+         std::to_string(t.admitProbability) + "/" + std::to_string(t.evictAfter);
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
 }
 

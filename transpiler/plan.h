@@ -47,10 +47,12 @@ struct ParamPlan {
 /// pserver, by virtual shard (see runtime/sparse_routing.h); it never exists whole anywhere.
 struct TablePlan {
   std::string table, grad;
-  int64_t height = 0, width = 1; // height only bounds ids
-  proto::Op optimizer;           // the table's update op in the single-machine program
-  proto::Op initializer;         // the startup op that initialises it there
-  std::string learningRate;      // the optimizer's LearningRate var
+  int64_t height = 0, width = 1;          // height only bounds ids
+  proto::Op optimizer;                    // the table's update op in the single-machine program
+  proto::Op initializer;                  // the startup op that initialises it there
+  std::string learningRate;               // the optimizer's LearningRate var
+  int64_t admitAfter = 1, evictAfter = 0; // the lookups' admission and eviction attrs
+  float admitProbability = 1.0f;
 };
 
 struct DistributePlan {

@@ -283,3 +283,79 @@ TEST_CASE("a 10^9 x 16 table trains on 2 pservers in memory bounded by the rows 
   INFO("peak resident memory grew by " << grown << " bytes");
   CHECK(grown < (int64_t(256) << 20));
 }
+
+TEST_CASE("a count filter admits a key at its Nth push; the pushes before change nothing",
+          "[runtime][sparse]") {
+  SparseTableConfig c;
+  c.name = "t";
+  c.width = 2;
+  c.init = "constant";
+  c.initA = 1.0f;
+  c.admitAfter = 3;
+  SparseTable t(c);
+  std::vector<float> g = {1.0f, 2.0f}, w(2);
+  t.push({7}, g.data(), 0.5f, 1.0f);
+  t.push({7}, g.data(), 0.5f, 1.0f);
+  CHECK(t.rows() == 0);
+  CHECK(t.pendingKeys() == 1);
+  t.pull({7}, w.data());
+  CHECK(w == std::vector<float>{1.0f, 1.0f});
+  t.push({7}, g.data(), 0.5f, 1.0f); // admitted: this push alone applies
+  CHECK(t.rows() == 1);
+  CHECK(t.pendingKeys() == 0);
+  t.pull({7}, w.data());
+  CHECK(w == std::vector<float>{0.5f, 0.0f});
+}
+
+TEST_CASE("a probability filter admits the same share of keys on every pserver",
+          "[runtime][sparse]") {
+  SparseTableConfig c;
+  c.name = "t";
+  c.width = 1;
+  c.admitProbability = 0.25f;
+  SparseTable a(c), b(c);
+  std::vector<uint64_t> keys(20000);
+  for (size_t i = 0; i < keys.size(); ++i)
+    keys[i] = i * 7919;
+  std::vector<float> g(keys.size(), 1.0f);
+  a.push(keys, g.data(), 0.1f, 1.0f);
+  // b sees the keys in two halves, as two pservers would.
+  size_t half = keys.size() / 2;
+  b.push(llvm::ArrayRef(keys).take_front(half), g.data(), 0.1f, 1.0f);
+  b.push(llvm::ArrayRef(keys).drop_front(half), g.data(), 0.1f, 1.0f);
+  CHECK(a.rows() > 4500);
+  CHECK(a.rows() < 5500);
+  CHECK(a.rows() == b.rows());
+  std::vector<uint64_t> inA, inB;
+  a.forEachRow([&](uint64_t k, const float *) { inA.push_back(k); });
+  b.forEachRow([&](uint64_t k, const float *) { inB.push_back(k); });
+  std::sort(inA.begin(), inA.end());
+  std::sort(inB.begin(), inB.end());
+  CHECK(inA == inB);
+}
+
+TEST_CASE("rows unseen for evict_after steps are dropped and their memory reused",
+          "[runtime][sparse]") {
+  SparseTableConfig c;
+  c.name = "t";
+  c.width = 4;
+  c.evictAfter = 2;
+  SparseTable t(c);
+  std::vector<float> g(4 * 1000, 0.1f);
+  std::vector<uint64_t> first(1000), second(1000), third(1000);
+  for (uint64_t i = 0; i < 1000; ++i)
+    first[i] = i, second[i] = 10000 + i, third[i] = 20000 + i;
+  t.push(first, g.data(), 0.1f, 1.0f);
+  CHECK(t.endStep() == 0);
+  t.push(second, g.data(), 0.1f, 1.0f);
+  CHECK(t.endStep() == 1000); // step 2: `first` was last pushed at step 0
+  CHECK(t.rows() == 1000);
+  size_t held = t.bytesHeld();
+  t.push(third, g.data(), 0.1f, 1.0f); // takes the rows `first` left
+  CHECK(t.rows() == 2000);
+  CHECK(t.bytesHeld() == held);
+  std::vector<float> w(4), init(4);
+  t.pull({5}, w.data()); // an evicted key reads its initial weights again
+  t.initialWeights(5, init.data());
+  CHECK(w == init);
+}
