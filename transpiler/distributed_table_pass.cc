@@ -1,6 +1,8 @@
 // Lookups of distributed tables become pulls and pushes of the rows a batch touches.
 #include "transpiler/distributed_table_pass.h"
 
+#include "transpiler/passes.h"
+
 #include <map>
 
 #include "ir/error.h"
@@ -150,6 +152,17 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
   for (auto &[name, t] : tables)
     out.push_back(std::move(t));
   return out;
+}
+
+llvm::Error distributedTablePass(TranspileState &state) {
+  if (!hasDistributedTables(state.main))
+    return llvm::Error::success();
+  state.rewritten = state.main;
+  auto tables = distributeTables(*state.rewritten, state.startup, state.config);
+  if (!tables)
+    return tables.takeError();
+  state.tables = std::move(*tables);
+  return llvm::Error::success();
 }
 
 } // namespace oar

@@ -156,14 +156,8 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
       sub.set_parent(0);
       optimizeBlocks.push_back(sub.idx());
 
-      if (mode == "geo") { // trainers send (param - synced)/trainers; add it in
-        std::string delta = deltaName(b.name);
-        vars.declare(delta, p.dtype, b.dims);
-        gradToBlock.push_back(delta + ":" + std::to_string(sub.idx()));
-        OpWriter(sub, "elementwise_add", proto::OPTIMIZE)
-            .input("X", b.name)
-            .input("Y", delta)
-            .output("Out", b.name);
+      if (mode == "geo") {
+        gradToBlock.push_back(appendGeoDeltaBlock(p, b, sub, vars));
         continue;
       }
       vars.declare(b.gradName, p.dtype, b.dims);

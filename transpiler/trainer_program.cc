@@ -134,35 +134,6 @@ void copyWithoutOps(const proto::Program &prog, proto::Program &out) {
   }
 }
 
-/// The geo trainer keeps training locally with all of main's ops; geo_sync exchanges deltas with
-/// the pservers every k steps.
-void buildGeoTrainerProgram(const TranspileInputs &in, proto::Program &out) {
-  const DistributePlan &plan = in.plan;
-  out = in.main;
-  proto::Block &block = *out.mutable_blocks(0);
-  VarTable vars(block);
-  std::vector<std::string> params, names, eps;
-  std::vector<int64_t> sections, rows;
-  for (const ParamPlan &p : plan.params) {
-    params.push_back(p.param);
-    sections.push_back(static_cast<int64_t>(p.blocks.size()));
-    for (const VarBlock &b : p.blocks) {
-      names.push_back(b.name);
-      eps.push_back(b.endpoint);
-      rows.push_back(b.dims[0]);
-    }
-    vars.declare(syncedName(p.param), p.dtype, p.dims).set_persistable(true);
-  }
-  *block.add_ops() = distOp("geo_sync", {{"Param", params}}, {},
-                            {{"k_steps", plan.config.geoKSteps},
-                             {"trainers", plan.config.trainers},
-                             {"sections", sections},
-                             {"block_rows", rows},
-                             {"block_names", names},
-                             {"epmap", eps}});
-  setDistInfo(out, in, "trainer", -1);
-}
-
 } // namespace
 
 void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRef role,
@@ -256,14 +227,8 @@ void buildTrainerStartup(const TranspileInputs &in, const proto::Program &traine
     *block.add_ops() = distOp("fetch_barrier", {}, {}, {{"endpoints", plan.config.pservers}});
   for (const ParamPlan &p : plan.params) {
     appendConcat(block, p);
-    if (plan.config.mode == "geo") { // the last synced copy starts as the received param
-      std::string synced = syncedName(p.param);
-      vars.declare(synced, p.dtype, p.dims).set_persistable(true);
-      OpWriter(block, "scale", proto::DIST)
-          .input("X", p.param)
-          .output("Out", synced)
-          .attr("scale", 1.0f);
-    }
+    if (plan.config.mode == "geo")
+      appendGeoSyncedCopy(block, vars, p);
   }
   NameSet written;
   for (const proto::Op &op : block.ops())

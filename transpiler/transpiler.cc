@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "ir/error.h"
-#include "transpiler/distributed_table_pass.h"
+#include "transpiler/passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ThreadPool.h"
@@ -61,23 +61,17 @@ llvm::Error runInParallel(llvm::ArrayRef<std::function<llvm::Error()>> jobs) {
 
 llvm::Expected<TranspileResult> transpile(const proto::Program &main, const proto::Program &startup,
                                           const DistributeConfig &config) {
-  TranspileResult r;
-  // Passes that rewrite the single-machine program work on a copy of it.
-  std::optional<proto::Program> rewritten;
-  std::vector<TablePlan> tables;
-  if (hasDistributedTables(main)) {
-    rewritten = main;
-    auto t = distributeTables(*rewritten, startup, config);
-    if (!t)
-      return t.takeError();
-    tables = std::move(*t);
-  }
-  const proto::Program &source = rewritten ? *rewritten : main;
-  auto plan = makePlan(source, config, std::move(tables));
-  if (!plan)
-    return plan.takeError();
-  r.plan = std::move(*plan);
-  TranspileInputs in(source, startup, r.plan);
+  TranspileState state(main, startup, config);
+  for (const TranspilePass &pass : transpilePasses())
+    if (llvm::Error err = pass.run(state))
+      return err;
+  return std::move(state.result);
+}
+
+llvm::Error programsPass(TranspileState &state) {
+  TranspileResult &r = state.result;
+  const DistributeConfig &config = state.config;
+  TranspileInputs in(state.source(), state.startup, r.plan);
   // The programs are independent given `in`, which the jobs only read, and each job writes only
   // its own programs: building them in parallel cannot change what they hold. Most of the time
   // goes to allocating messages, so each job's programs go on an arena of its own (an arena
@@ -112,9 +106,7 @@ llvm::Expected<TranspileResult> transpile(const proto::Program &main, const prot
       buildPserverProgram(in, i, *r.pservers_[i]);
       return buildPserverStartup(in, i, *r.pserverStartups_[i]);
     });
-  if (llvm::Error err = runInParallel(jobs))
-    return err;
-  return r;
+  return runInParallel(jobs);
 }
 
 llvm::Error writeTranspiled(const TranspileResult &r, llvm::StringRef dir, bool text,

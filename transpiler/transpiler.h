@@ -10,9 +10,11 @@
 namespace oar {
 
 class TranspileResult;
+struct TranspileState;
 
-/// Rewrites `main` + `startup` (unchanged) for `config`. Every program gets the same plan
-/// digest. Output is deterministic: the same input gives identical programs.
+/// Rewrites `main` + `startup` (unchanged) for `config` by running the passes of
+/// transpilePasses() (transpiler/passes.h). Every program gets the same plan digest. Output is
+/// deterministic: the same input gives identical programs.
 llvm::Expected<TranspileResult> transpile(const proto::Program &main, const proto::Program &startup,
                                           const DistributeConfig &config);
 
@@ -33,8 +35,8 @@ public:
   const proto::Program &pserverStartup(size_t index) const { return *pserverStartups_[index]; }
 
 private:
-  friend llvm::Expected<TranspileResult> transpile(const proto::Program &, const proto::Program &,
-                                                   const DistributeConfig &);
+  friend llvm::Error programsPass(TranspileState &state); // builds the programs
+
   std::vector<std::unique_ptr<google::protobuf::Arena>> arenas_;
   proto::Program *trainer_ = nullptr, *trainerStartup_ = nullptr; // on arenas_
   std::vector<proto::Program *> pservers_, pserverStartups_;      // by endpoint index
@@ -70,6 +72,18 @@ void buildTrainerStartup(const TranspileInputs &in, const proto::Program &traine
 void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program &out);
 /// Initialises exactly endpoint `index`'s blocks with the single-machine startup's values.
 llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::Program &out);
+
+// GEO (geo_program.cc).
+
+/// The GEO trainer: all of main's ops (it trains locally) and geo_sync, which every k steps sends
+/// (param - synced)/trainers per block and rebases the params on the pservers' values.
+void buildGeoTrainerProgram(const TranspileInputs &in, proto::Program &out);
+/// The trainer startup's last synced copy of `p`, starting as the received param.
+void appendGeoSyncedCopy(proto::Block &block, VarTable &vars, const ParamPlan &p);
+/// A GEO pserver's optimize block of `b`: the trainers' deltas added into the block. Returns its
+/// grad_to_block_id entry.
+std::string appendGeoDeltaBlock(const ParamPlan &p, const VarBlock &b, proto::Block &sub,
+                                VarTable &vars);
 
 /// Writes trainer.pb, trainer.startup.pb, pserver.<i>.pb, pserver.<i>.startup.pb and plan.txt
 /// (and .pbtxt forms with `text`) into `dir`.
