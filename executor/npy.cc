@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -125,8 +126,11 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
+  // Written under a temporary name, then renamed over `path`: a crash or a full disk leaves the
+  // old file or the new one, never half of one.
+  std::string tmp = (path + ".tmp").str();
   std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
+  llvm::raw_fd_ostream os(tmp, ec);
   if (ec)
     return makeError("{0}: cannot write: {1}", path, ec.message());
   os.write(kMagic, 6);
@@ -138,7 +142,12 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   if (os.has_error()) {
     std::error_code failed = os.error();
     os.clear_error(); // an error left set makes the stream's destructor abort the process
+    llvm::sys::fs::remove(tmp);
     return makeError("{0}: write failed: {1}", path, failed.message());
+  }
+  if (std::error_code renamed = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return makeError("{0}: cannot replace it: {1}", path, renamed.message());
   }
   return llvm::Error::success();
 }

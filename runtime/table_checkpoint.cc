@@ -20,16 +20,6 @@ static std::string shardPath(llvm::StringRef dir, const SparseTable &table, int6
   return path.str().str();
 }
 
-/// writeNpy to `path` through a temporary file renamed over it.
-static llvm::Error writeAtomically(const std::string &path, const Tensor &t) {
-  std::string tmp = path + ".tmp";
-  if (llvm::Error err = writeNpy(tmp, t))
-    return err;
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return makeError("{0}: cannot rename from {1}: {2}", path, tmp, ec.message());
-  return llvm::Error::success();
-}
-
 llvm::Error saveTable(const SparseTable &table, const SparseRouting &routing, llvm::StringRef dir) {
   std::map<int64_t, std::vector<uint64_t>> shards; // shard -> its keys here
   table.forEachRow(
@@ -46,9 +36,9 @@ llvm::Error saveTable(const SparseTable &table, const SparseRouting &routing, ll
     std::memcpy(keyTensor.raw(), keys.data(), keys.size() * sizeof(uint64_t));
     for (int64_t i = 0; i < n; ++i)
       table.readRow(keys[i], values.data<float>() + i * stride);
-    if (llvm::Error err = writeAtomically(shardPath(dir, table, shard, "values"), values))
+    if (llvm::Error err = writeNpy(shardPath(dir, table, shard, "values"), values))
       return err;
-    if (llvm::Error err = writeAtomically(shardPath(dir, table, shard, "keys"), keyTensor))
+    if (llvm::Error err = writeNpy(shardPath(dir, table, shard, "keys"), keyTensor))
       return err;
   }
   return llvm::Error::success();
