@@ -127,8 +127,13 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   // Written under a temporary name, then renamed over `path`: a crash or a full disk leaves the
-  // old file or the new one, never half of one.
-  std::string tmp = (path + ".tmp").str();
+  // old file or the new one, never half of one. A path that names something other than a file
+  // (a device such as /dev/full, a pipe) is written directly: renaming over it would replace it.
+  llvm::sys::fs::file_status st;
+  bool special = !llvm::sys::fs::status(path, st) && llvm::sys::fs::exists(st) &&
+                 st.type() != llvm::sys::fs::file_type::regular_file &&
+                 st.type() != llvm::sys::fs::file_type::directory_file;
+  std::string tmp = special ? path.str() : (path + ".tmp").str();
   std::error_code ec;
   llvm::raw_fd_ostream os(tmp, ec);
   if (ec)
@@ -142,9 +147,12 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   if (os.has_error()) {
     std::error_code failed = os.error();
     os.clear_error(); // an error left set makes the stream's destructor abort the process
-    llvm::sys::fs::remove(tmp);
+    if (!special)
+      llvm::sys::fs::remove(tmp);
     return makeError("{0}: write failed: {1}", path, failed.message());
   }
+  if (special)
+    return llvm::Error::success();
   if (std::error_code renamed = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
     return makeError("{0}: cannot replace it: {1}", path, renamed.message());

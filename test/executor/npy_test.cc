@@ -23,3 +23,12 @@ TEST_CASE("writeNpy replaces a file whole and leaves no temporary behind", "[exe
   CHECK(llvm::sys::fs::is_directory(blocked));
   CHECK(!llvm::sys::fs::exists(blocked + ".tmp"));
 }
+
+TEST_CASE("writeNpy writes a device in place instead of renaming over it", "[executor]") {
+  Tensor t = Tensor::fromVector<float>({1024}, std::vector<float>(1024, 1.0f));
+  CHECK_THAT(errorText(writeNpy("/dev/full", t)), Contains("/dev/full: write failed"));
+  llvm::sys::fs::file_status st;
+  REQUIRE(!llvm::sys::fs::status("/dev/full", st));
+  CHECK(st.type() == llvm::sys::fs::file_type::character_file);
+  CHECK(!llvm::sys::fs::exists("/dev/full.tmp"));
+}
