@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
+#include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
 #include "runtime/pserver_tables.h"
@@ -32,6 +33,15 @@ struct PendingGet {
 
 std::string peerName(const zmq::message_t &identity) {
   return llvm::toHex(llvm::StringRef(static_cast<const char *>(identity.data()), identity.size()));
+}
+
+/// The address a message came from (TCP), or "local" (the IPC socket of this host).
+std::string peerAddress(const zmq::message_t &frame) {
+  try {
+    return const_cast<zmq::message_t &>(frame).gets("Peer-Address");
+  } catch (const zmq::error_t &) {
+    return "local";
+  }
 }
 } // namespace
 
@@ -73,6 +83,17 @@ struct PserverLoop::Impl {
   void log(const std::string &line) {
     if (opts.log)
       opts.log("pserver " + endpoint + ": " + line);
+  }
+  /// Logs a line about a bad message from `frame`'s sender, within its budget (see LogLimiter).
+  LogLimiter rejections;
+  void logRejection(const zmq::message_t &frame, const std::string &line) {
+    std::string address = peerAddress(frame);
+    int64_t held = 0;
+    if (!rejections.allow(address, held))
+      return;
+    log(line + " [from " + address + "]" +
+        (held ? llvm::formatv(" ({0} more lines about this address were held back)", held).str()
+              : std::string()));
   }
 
   llvm::Error init() {
@@ -576,16 +597,18 @@ struct PserverLoop::Impl {
       auto msg = decodeMessage(*frames, 1);
       if (!msg) {
         std::string why = llvm::toString(msg.takeError());
-        log("rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
+        logRejection(frames->back(),
+                     "rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
         replyError(identity, proto::MsgHeader(), why);
         continue;
       }
       if (llvm::Error err = handle(identity, *msg)) {
         std::string why = llvm::toString(std::move(err));
-        log(llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
-                          kindName(msg->header.kind()), msg->header.var(), msg->header.trainer_id(),
-                          peerName((*frames)[0]), why)
-                .str());
+        logRejection(frames->back(),
+                     llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
+                                   kindName(msg->header.kind()), msg->header.var(),
+                                   msg->header.trainer_id(), peerName((*frames)[0]), why)
+                         .str());
         replyError(identity, msg->header, why);
       }
     }

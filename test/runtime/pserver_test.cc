@@ -1,11 +1,13 @@
 // A live pserver (in a thread, on 127.0.0.1) against bad messages and mismatched trainers.
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "api/recipes.h"
 #include "executor/executor.h"
 #include "runtime/communicator.h"
 #include "runtime/launcher.h"
+#include "runtime/log_limiter.h"
 #include "runtime/node.h"
 #include "test/support/expect.h"
 #include "transpiler/transpiler.h"
@@ -259,4 +261,54 @@ TEST_CASE("a frame larger than any message of the plan is cut off, and the pserv
   REQUIRE_OK(t0.complete());
   REQUIRE_OK(t1.complete());
   CHECK(server.get() == "");
+}
+
+TEST_CASE("a log budget lets a burst through per source and then counts what it held back",
+          "[runtime]") {
+  LogLimiter limiter(2, std::chrono::seconds(10));
+  auto t0 = LogLimiter::Clock::now();
+  int64_t held = -1;
+  CHECK(limiter.allow("10.0.0.1", held, t0));
+  CHECK(held == 0);
+  CHECK(limiter.allow("10.0.0.1", held, t0));
+  CHECK(!limiter.allow("10.0.0.1", held, t0));
+  CHECK(!limiter.allow("10.0.0.1", held, t0 + std::chrono::seconds(9)));
+  CHECK(limiter.allow("10.0.0.2", held, t0)); // another address has its own budget
+  CHECK(limiter.allow("10.0.0.1", held, t0 + std::chrono::seconds(10)));
+  CHECK(held == 2);
+}
+
+TEST_CASE("a peer flooding a pserver with junk gets a few log lines, not one per message",
+          "[runtime]") {
+  OnePserverJob job;
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  NodePrograms progs{job.r.pserver(0), job.r.pserverStartup(0)};
+  auto server = std::async(std::launch::async, [&] {
+    NodeOptions opts;
+    opts.timeouts = job.timeouts;
+    opts.log = [&](const std::string &line) {
+      std::lock_guard<std::mutex> lock(mutex);
+      lines.push_back(line);
+    };
+    llvm::Error err = runPserver(progs, opts);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  });
+  zmq::context_t ctx;
+  zmq::socket_t raw = rawClient(ctx, job.endpoint);
+  for (int i = 0; i < 50; ++i) // every one is answered with an error...
+    CHECK(rawRequest(raw, {"junk " + std::to_string(i)}).kind() == proto::REPLY_ERROR);
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
+  int rejected = 0; // ...but the log names the address 5 times in its 10 s window
+  for (const std::string &line : lines)
+    if (line.find("rejected a message") != std::string::npos) {
+      ++rejected;
+      CHECK_THAT(line, Contains("[from 127.0.0.1]"));
+    }
+  CHECK(rejected == 5);
 }
