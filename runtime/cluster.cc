@@ -47,7 +47,17 @@ static llvm::Expected<ClusterSpec> fromTfConfig(llvm::StringRef text) {
   return spec;
 }
 
+static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv);
+
 llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {
+  auto spec = clusterFromRoleEnv(getenv);
+  if (spec)
+    if (const char *job = getenv("OAR_JOB_ID"); job && *job)
+      spec->jobId = job;
+  return spec;
+}
+
+static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv) {
   if (const char *tf = getenv("TF_CONFIG"); tf && *tf)
     return fromTfConfig(tf);
   ClusterSpec spec;

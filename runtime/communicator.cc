@@ -183,6 +183,7 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
     hello.set_mode(job.mode);
     hello.set_trainers(job.trainers);
     hello.set_plan_digest(job.planDigest);
+    hello.set_job_id(job.jobId);
     auto start = std::chrono::steady_clock::now();
     std::chrono::milliseconds backoff(50);
     for (int attempt = 1;; ++attempt) {

@@ -13,6 +13,7 @@ struct JobIdentity {
   std::string mode;
   int64_t trainers = 1;
   std::string planDigest;
+  std::string jobId; ///< the launch (ClusterSpec::jobId); empty: none
 };
 
 /// Talks to the pservers for one trainer. Not thread safe: one executor thread uses it.

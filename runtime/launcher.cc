@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <mutex>
 #include <netinet/in.h>
+#include <random>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include "runtime/signals.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
 
@@ -150,7 +152,11 @@ llvm::Error launch(const LaunchOptions &opts) {
     });
     nodes.push_back(std::move(node));
   };
+  // A random id per launch: its pservers refuse trainers of any other launch.
+  std::random_device entropy;
+  std::string jobId = llvm::formatv("{0:x8}{1:x8}", entropy(), entropy()).str();
   std::vector<std::pair<std::string, std::string>> base{
+      {"OAR_JOB_ID", jobId},
       {"PADDLE_PSERVERS_IP_PORT_LIST", list},
       {"PADDLE_PSERVER_IPS", "127.0.0.1"},
       {"PADDLE_TRAINERS", std::to_string(opts.workers)}};

@@ -91,7 +91,8 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     return makeError("trainer id {0} is out of range for {1} trainers", id, dist.trainers());
   std::vector<std::string> endpoints(dist.pservers().begin(), dist.pservers().end());
   Communicator comm(id, endpoints, opts.timeouts);
-  if (llvm::Error err = comm.connect({dist.mode(), dist.trainers(), dist.plan_digest()}))
+  if (llvm::Error err =
+          comm.connect({dist.mode(), dist.trainers(), dist.plan_digest(), opts.cluster.jobId}))
     return err;
   RunEnv env;
   env.comm = &comm;
@@ -197,6 +198,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.timeouts = opts.timeouts;
   env.pserver.bind = opts.bind;
   env.pserver.log = opts.log;
+  env.pserver.jobId = opts.cluster.jobId;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
   // Distributed tables live in the checkpoint's tables/ directory, by virtual shard.

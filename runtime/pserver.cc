@@ -408,6 +408,10 @@ struct PserverLoop::Impl {
                          "but this pserver runs mode {4} with {5} trainers and plan {6}; "
                          "transpile both from the same program and flags",
                          t, h.mode(), h.trainers(), h.plan_digest(), mode, fanin, digest);
+      if (!opts.jobId.empty() && h.job_id() != opts.jobId)
+        return makeError("trainer {0} belongs to launch \"{1}\", but this pserver to launch "
+                         "\"{2}\"; a trainer of another oar-launch of the same model is refused",
+                         t, h.job_id(), opts.jobId);
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
       return llvm::Error::success();
     case proto::SEND_VAR: {

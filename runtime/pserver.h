@@ -18,6 +18,8 @@ struct PserverOptions {
   /// Where distributed tables load their rows from before serving, and save them to after every
   /// trainer completed (empty: neither).
   std::string tableLoadDir, tableSaveDir;
+  /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
+  std::string jobId;
 };
 
 /// Serves one pserver program until every trainer has completed. One thread owns the socket:

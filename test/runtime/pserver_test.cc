@@ -42,11 +42,12 @@ struct OnePserverJob {
     r = requireValue(transpile(m.main(), m.startup(), c));
   }
   /// Serves in a thread; the future holds the pserver's result text ("" for success).
-  std::future<std::string> serve() {
+  std::future<std::string> serve(std::string jobId = "") {
     NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
-    return std::async(std::launch::async, [progs, timeouts = timeouts] {
+    return std::async(std::launch::async, [progs, timeouts = timeouts, jobId] {
       NodeOptions opts;
       opts.timeouts = timeouts;
+      opts.cluster.jobId = jobId;
       llvm::Error err = runPserver(progs, opts);
       return err ? llvm::toString(std::move(err)) : std::string();
     });
@@ -311,4 +312,41 @@ TEST_CASE("a peer flooding a pserver with junk gets a few log lines, not one per
       CHECK_THAT(line, Contains("[from 127.0.0.1]"));
     }
   CHECK(rejected == 5);
+}
+
+TEST_CASE("a pserver refuses a trainer of another launch of the same model", "[runtime]") {
+  OnePserverJob job;
+  auto server = job.serve("launch-a");
+  JobIdentity other = job.job();
+  other.jobId = "launch-b";
+  Communicator stray(0, {job.endpoint}, shortTimeouts());
+  CHECK_THAT(errorText(stray.connect(other)),
+             Contains("trainer 0 belongs to launch \"launch-b\", but this pserver to launch "
+                      "\"launch-a\""));
+  JobIdentity same = job.job();
+  same.jobId = "launch-a";
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(same));
+  REQUIRE_OK(t1.connect(same));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
+}
+
+TEST_CASE("OAR_JOB_ID names the launch a node belongs to", "[runtime]") {
+  auto spec = requireValue(clusterFromEnv([](const char *name) -> const char * {
+    std::string n = name;
+    if (n == "PADDLE_TRAINING_ROLE")
+      return "TRAINER";
+    if (n == "PADDLE_PSERVERS_IP_PORT_LIST")
+      return "127.0.0.1:6170";
+    if (n == "PADDLE_TRAINERS")
+      return "1";
+    if (n == "PADDLE_TRAINER_ID")
+      return "0";
+    if (n == "OAR_JOB_ID")
+      return "5eed";
+    return nullptr;
+  }));
+  CHECK(spec.jobId == "5eed");
 }
