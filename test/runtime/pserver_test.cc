@@ -350,3 +350,62 @@ TEST_CASE("OAR_JOB_ID names the launch a node belongs to", "[runtime]") {
   }));
   CHECK(spec.jobId == "5eed");
 }
+
+TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and apply none twice",
+          "[e2e][runtime]") {
+  // fit_a_line with SGD at learning rate 1: each push of a bias gradient of 1 moves the bias,
+  // which starts at 0, by exactly -1, so the end value counts the updates applied.
+  RecipeSpec spec;
+  spec.lr = 1.0f;
+  ModelBuilder m = requireValue(buildRecipe(spec));
+  DistributeConfig c;
+  c.mode = "async";
+  c.trainers = 8;
+  std::string endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+  c.pservers = {endpoint};
+  TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
+  NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
+  auto server = std::async(std::launch::async, [&] {
+    NodeOptions opts;
+    opts.timeouts = shortTimeouts();
+    llvm::Error err = runPserver(progs, opts);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  });
+  JobIdentity job{"async", 8, r.trainer().dist().plan_digest()};
+  // 3 s in the suite; OAR_NO_LOSS_SECONDS=30 runs the 30 s.
+  const char *secs = std::getenv("OAR_NO_LOSS_SECONDS");
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(secs ? std::atoi(secs) : 3);
+  std::vector<int64_t> pushed(8, 0);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (int t = 0; t < 8; ++t)
+    comms.push_back(std::make_unique<Communicator>(t, std::vector{endpoint}, shortTimeouts()));
+  std::vector<std::future<std::string>> trainers;
+  for (int t = 0; t < 8; ++t)
+    trainers.push_back(std::async(std::launch::async, [&, t]() -> std::string {
+      Communicator &comm = *comms[t];
+      if (llvm::Error err = comm.connect(job))
+        return llvm::toString(std::move(err));
+      Tensor one = Tensor::fromVector<float>({1}, {1.0f});
+      while (std::chrono::steady_clock::now() < until) {
+        if (llvm::Error err = comm.sendVars({{"fc_0.b_0@GRAD", &one}}, {endpoint}))
+          return llvm::toString(std::move(err));
+        ++pushed[t];
+      }
+      llvm::Error err = comm.flush(); // every push acknowledged
+      return err ? llvm::toString(std::move(err)) : std::string();
+    }));
+  for (auto &t : trainers)
+    CHECK(t.get() == "");
+  int64_t total = 0;
+  for (int64_t p : pushed)
+    total += p;
+  INFO(total << " pushes from 8 trainers");
+  CHECK(total > 8 * 100);
+  // A get_var is answered after the updates queued before it: the bias has every push.
+  Tensor bias;
+  REQUIRE_OK(comms[0]->getVars({"fc_0.b_0"}, {endpoint}, {&bias}));
+  CHECK(bias.data<float>()[0] == -static_cast<float>(total));
+  for (auto &comm : comms)
+    REQUIRE_OK(comm->complete());
+  CHECK(server.get() == "");
+}
