@@ -139,7 +139,7 @@ struct PserverLoop::Impl {
     completed.assign(fanin, false);
     lost.assign(fanin, false);
     lastSeen.assign(fanin, Clock::now());
-    std::string bind = opts.bind.empty() ? endpoint : opts.bind;
+    std::string bind = bindAddress();
     try {
       // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
       socket.set(zmq::sockopt::linger, 2000);
@@ -164,6 +164,28 @@ struct PserverLoop::Impl {
     if (onBound)
       onBound(boundTcp);
     return llvm::Error::success();
+  }
+
+  /// Where to bind. Traffic is not authenticated, so by default a pserver serves this host only:
+  /// an endpoint that is not a loopback address binds 127.0.0.1 at its port unless --bind says
+  /// otherwise, and a bind to another address is served with a warning.
+  std::string bindAddress() {
+    auto loopback = [](llvm::StringRef hostPort) {
+      llvm::StringRef host = hostPort.rsplit(':').first;
+      return host.startswith("127.") || host == "localhost";
+    };
+    if (!opts.bind.empty()) {
+      if (!loopback(opts.bind))
+        log("warning: serving " + opts.bind +
+            " without authentication: any host that reaches it can read and change the model");
+      return opts.bind;
+    }
+    if (loopback(endpoint))
+      return endpoint;
+    std::string local = "127.0.0.1:" + llvm::StringRef(endpoint).rsplit(':').second.str();
+    log("binding " + local + " only (this host): pass --bind " + endpoint +
+        " (or 0.0.0.0:port) to serve trainers on other hosts; traffic is not authenticated");
+    return local;
   }
 
   /// Gives each optimize block a service thread for life. Blocks that write a common var (even

@@ -409,3 +409,41 @@ TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and appl
     REQUIRE_OK(comm->complete());
   CHECK(server.get() == "");
 }
+
+TEST_CASE("unauthenticated, a pserver serves its own host unless --bind says otherwise",
+          "[runtime]") {
+  // Advertised at an address of another network: without --bind it binds 127.0.0.1 at that port.
+  OnePserverJob job;
+  std::string port = llvm::StringRef(job.endpoint).rsplit(':').second.str();
+  std::string advertised = "10.255.255.1:" + port;
+  DistributeConfig c;
+  c.mode = "sync";
+  c.trainers = 2;
+  c.pservers = {advertised};
+  ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
+  TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  auto logTo = [&](const std::string &line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    lines.push_back(line);
+  };
+  NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
+  auto server = std::async(std::launch::async, [&] {
+    NodeOptions opts;
+    opts.timeouts = shortTimeouts();
+    opts.timeouts.idle = std::chrono::milliseconds(1500); // ends by itself
+    opts.log = logTo;
+    llvm::Error err = runPserver(progs, opts);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  });
+  zmq::context_t ctx;
+  zmq::socket_t raw = rawClient(ctx, "127.0.0.1:" + port);
+  CHECK(rawRequest(raw, {"junk"}).kind() == proto::REPLY_ERROR); // it answers on 127.0.0.1
+  CHECK_THAT(server.get(), Contains("no message from any trainer"));
+  std::string all;
+  for (const std::string &l : lines)
+    all += l + "\n";
+  CHECK_THAT(
+      all, Contains("binding 127.0.0.1:" + port + " only (this host): pass --bind " + advertised));
+}
