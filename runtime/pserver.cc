@@ -58,6 +58,10 @@ struct PserverLoop::Impl {
 
   std::vector<int64_t> barrierRound, lastStep;
   std::vector<bool> completed, lost;
+  /// The connection (routing id) each trainer said HELLO on; empty until it has. Anything else a
+  /// trainer sends must come on that connection: a pserver restarted under a running job, or a
+  /// peer that never said HELLO, cannot complete a trainer or feed it gradients.
+  std::vector<std::string> helloPeer;
   std::map<int64_t, std::string> failures; ///< trainers that completed with an error, and why
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
@@ -138,6 +142,7 @@ struct PserverLoop::Impl {
     lastStep.assign(fanin, 0);
     completed.assign(fanin, false);
     lost.assign(fanin, false);
+    helloPeer.assign(fanin, "");
     lastSeen.assign(fanin, Clock::now());
     std::string bind = bindAddress();
     try {
@@ -401,6 +406,10 @@ struct PserverLoop::Impl {
     int64_t t = h.trainer_id();
     if (t < 0 || t >= fanin)
       return makeError("trainer id {0} is out of range (this job has {1} trainers)", t, fanin);
+    if (h.kind() != proto::HELLO && helloPeer[t] != peer)
+      return makeError("trainer {0} sent {1} on a connection that said no HELLO (was this pserver "
+                       "restarted under a running job?); a trainer starts with HELLO",
+                       t, kindName(h.kind()));
     if (h.step() < 0 || h.step() < lastStep[t])
       return makeError("step {0} goes back (trainer {1} was at step {2})", h.step(), t,
                        lastStep[t]);
@@ -434,6 +443,7 @@ struct PserverLoop::Impl {
         return makeError("trainer {0} belongs to launch \"{1}\", but this pserver to launch "
                          "\"{2}\"; a trainer of another oar-launch of the same model is refused",
                          t, h.job_id(), opts.jobId);
+      helloPeer[t] = peer;
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
       return llvm::Error::success();
     case proto::SEND_VAR: {

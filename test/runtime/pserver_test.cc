@@ -85,6 +85,15 @@ std::string header(proto::MsgKind kind, const std::string &var, int64_t trainer,
   return h.SerializeAsString();
 }
 
+/// A HELLO of trainer 0 of `job`.
+std::string hello(const OnePserverJob &job) {
+  proto::MsgHeader h = makeHeader(proto::HELLO, "", 0, 0);
+  h.set_mode(job.mode);
+  h.set_trainers(2);
+  h.set_plan_digest(job.r.trainer().dist().plan_digest());
+  return h.SerializeAsString();
+}
+
 } // namespace
 
 TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps serving",
@@ -94,6 +103,11 @@ TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps
   zmq::context_t ctx;
   zmq::socket_t raw = rawClient(ctx, job.endpoint);
   std::string grad13(13 * 4, '\0');
+  // Without a HELLO, every message is refused before it is looked at.
+  CHECK_THAT(
+      rawRequest(raw, {header(proto::SEND_VAR, "fc_0.w_0@GRAD", 0, {13, 1}), grad13}).error(),
+      Contains("trainer 0 sent send_var on a connection that said no HELLO"));
+  CHECK(rawRequest(raw, {hello(job), ""}).kind() == proto::REPLY_OK);
 
   proto::MsgHeader h = rawRequest(raw, {"garbage bytes"});
   CHECK(h.kind() == proto::REPLY_ERROR);
@@ -446,4 +460,25 @@ TEST_CASE("unauthenticated, a pserver serves its own host unless --bind says oth
     all += l + "\n";
   CHECK_THAT(
       all, Contains("binding 127.0.0.1:" + port + " only (this host): pass --bind " + advertised));
+}
+
+TEST_CASE("a complete from a connection that said no HELLO is refused: a restarted pserver does "
+          "not finish on it",
+          "[runtime]") {
+  OnePserverJob job;
+  auto server = job.serve();
+  zmq::context_t ctx;
+  zmq::socket_t raw = rawClient(ctx, job.endpoint);
+  for (int t = 0; t < 2; ++t) // what the trainers of a job whose pserver restarted would send
+    CHECK_THAT(rawRequest(raw, {header(proto::COMPLETE, "", t), ""}).error(),
+               Contains("sent complete on a connection that said no HELLO"));
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  // A connection other than the trainer's own cannot speak for it after its HELLO either.
+  CHECK_THAT(rawRequest(raw, {header(proto::COMPLETE, "", 0), ""}).error(),
+             Contains("trainer 0 sent complete on a connection that said no HELLO"));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
 }
