@@ -241,7 +241,7 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
   return llvm::Error::success();
 }
 
-llvm::Error Communicator::pullRows(const std::string &table,
+llvm::Error Communicator::pullRows(const std::string &table, int64_t width,
                                    const std::vector<std::string> &endpoints,
                                    const std::vector<std::vector<uint64_t>> &keys,
                                    std::vector<Tensor> &rows) {
@@ -265,9 +265,10 @@ llvm::Error Communicator::pullRows(const std::string &table,
     size_t e = asked[i];
     std::vector<int64_t> dims = m.dims();
     if (m.header.var() != table || m.header.dtype() != proto::F32 || dims.size() != 2 ||
-        dims[0] != static_cast<int64_t>(keys[e].size()))
-      return makeError("{0}: pserver {1} answered a pull of {2} rows of {3} with {4} {5}{6}", who(),
-                       endpoints[e], keys[e].size(), table, m.header.var(),
+        dims[0] != static_cast<int64_t>(keys[e].size()) || dims[1] != width)
+      return makeError("{0}: pserver {1} answered a pull of {2} rows of {3} (width {4}) with {5} "
+                       "{6}{7}",
+                       who(), endpoints[e], keys[e].size(), table, width, m.header.var(),
                        dtypeName(m.header.dtype()), dimsString(dims));
     m.moveInto(rows[e]);
   }

@@ -38,9 +38,11 @@ public:
                       const std::vector<std::string> &endpoints, const std::vector<Tensor *> &out,
                       const std::vector<std::pair<std::string, std::string>> &ahead = {});
   /// Rows of distributed table `table`: from endpoint e, the rows of keys[e] (each key once),
-  /// into rows[e] ([keys[e].size(), width]); endpoints without keys are not asked. One round
-  /// trip for all; a sync pserver answers once it has applied the steps this trainer closed.
-  llvm::Error pullRows(const std::string &table, const std::vector<std::string> &endpoints,
+  /// into rows[e] (f32 [keys[e].size(), width], checked); endpoints without keys are not asked.
+  /// One round trip for all; a sync pserver answers once it has applied the steps this trainer
+  /// closed.
+  llvm::Error pullRows(const std::string &table, int64_t width,
+                       const std::vector<std::string> &endpoints,
                        const std::vector<std::vector<uint64_t>> &keys, std::vector<Tensor> &rows);
   /// Sends grads[e] (one row per key of keys[e]) to endpoint e without waiting, as sendVars
   /// does; the pserver adds them into table `table`'s rows.

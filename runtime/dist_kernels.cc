@@ -10,15 +10,6 @@ namespace oar::runtime {
 
 namespace {
 
-llvm::Expected<RunEnv *> envOf(KernelContext &ctx, bool needComm) {
-  auto *env = static_cast<RunEnv *>(ctx.env());
-  if (!env || (needComm && !env->comm))
-    return makeError("{0} needs the distributed runtime: run this program with oar-executor as "
-                     "part of a job (oar-launch, or --role)",
-                     ctx.op().type());
-  return env;
-}
-
 llvm::Error sendKernel(KernelContext &ctx) {
   auto env = envOf(ctx, true);
   if (!env)

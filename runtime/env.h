@@ -1,6 +1,7 @@
 // What the distributed ops' kernels reach through KernelContext::env().
 #pragma once
 
+#include "executor/kernel.h"
 #include "runtime/communicator.h"
 #include "runtime/pserver.h"
 
@@ -19,5 +20,9 @@ struct RunEnv {
     int64_t ids = 0, keys = 0, bytes = 0, bytesWithoutDedup = 0;
   } tableTraffic;
 };
+
+/// The RunEnv of a distributed op's kernel; an error naming the op when the program does not run
+/// as part of a job (or, with `needComm`, not as a trainer).
+llvm::Expected<RunEnv *> envOf(KernelContext &ctx, bool needComm);
 
 } // namespace oar::runtime

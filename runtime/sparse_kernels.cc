@@ -53,48 +53,54 @@ llvm::Expected<BatchKeys> groupKeys(KernelContext &ctx, size_t numEndpoints) {
   return batch;
 }
 
-/// Counts one pull or push of `batch`: keys up, and rows down (pull) or up (push).
-void countTraffic(RunEnv &env, const BatchKeys &batch, int64_t width) {
-  int64_t keys = 0;
-  for (const auto &k : batch.keys)
-    keys += static_cast<int64_t>(k.size());
-  int64_t perKey = 8 + 4 * width;
-  env.tableTraffic.ids += batch.ids;
-  env.tableTraffic.keys += keys;
-  env.tableTraffic.bytes += keys * perKey;
-  env.tableTraffic.bytesWithoutDedup += batch.ids * perKey;
-}
+/// What a pull and a push of a table share: the job's runtime, the table, and the batch's keys
+/// grouped by pserver (counted in the run's table traffic).
+struct TableStep {
+  RunEnv *env = nullptr;
+  std::string table;
+  int64_t width = 1;
+  std::vector<std::string> endpoints;
+  BatchKeys batch;
+};
 
-llvm::Expected<RunEnv *> trainerEnv(KernelContext &ctx) {
-  auto *env = static_cast<RunEnv *>(ctx.env());
-  if (!env || !env->comm)
-    return makeError("{0} reads a table the pservers hold: run this program with oar-executor as "
-                     "part of a job (oar-launch, or --role)",
-                     ctx.op().type());
-  return env;
+llvm::Expected<TableStep> tableStep(KernelContext &ctx) {
+  auto env = envOf(ctx, /*needComm=*/true);
+  if (!env)
+    return env.takeError();
+  TableStep step{*env,
+                 ctx.attrs().getString("table"),
+                 ctx.attrs().getInt("width"),
+                 ctx.attrs().getStrings("endpoints"),
+                 {}};
+  auto batch = groupKeys(ctx, step.endpoints.size());
+  if (!batch)
+    return batch.takeError();
+  step.batch = std::move(*batch);
+  // Keys go up, then rows come down (a pull) or go up with them (a push).
+  int64_t keys = 0;
+  for (const auto &k : step.batch.keys)
+    keys += static_cast<int64_t>(k.size());
+  int64_t perKey = 8 + 4 * step.width;
+  RunEnv::TableTraffic &traffic = step.env->tableTraffic;
+  traffic.ids += step.batch.ids;
+  traffic.keys += keys;
+  traffic.bytes += keys * perKey;
+  traffic.bytesWithoutDedup += step.batch.ids * perKey;
+  return step;
 }
 
 llvm::Error distributedLookupKernel(KernelContext &ctx) {
-  auto env = trainerEnv(ctx);
-  if (!env)
-    return env.takeError();
-  auto endpoints = ctx.attrs().getStrings("endpoints");
-  auto batch = groupKeys(ctx, endpoints.size());
-  if (!batch)
-    return batch.takeError();
-  std::vector<Tensor> rows(endpoints.size());
-  std::string table = ctx.attrs().getString("table");
-  if (llvm::Error err = (*env)->comm->pullRows(table, endpoints, batch->keys, rows))
+  auto step = tableStep(ctx);
+  if (!step)
+    return step.takeError();
+  std::vector<Tensor> rows(step->endpoints.size());
+  if (llvm::Error err = step->env->comm->pullRows(step->table, step->width, step->endpoints,
+                                                  step->batch.keys, rows))
     return err;
-  int64_t width = ctx.attrs().getInt("width");
-  countTraffic(**env, *batch, width);
-  for (size_t e = 0; e < rows.size(); ++e)
-    if (!batch->keys[e].empty() && rows[e].dim(1) != width)
-      return makeError("{0}: pserver {1} sent rows of width {2}, expected {3}", table, endpoints[e],
-                       rows[e].dim(1), width);
+  int64_t width = step->width;
   float *out = ctx.output("Out").data<float>();
-  for (size_t i = 0; i < batch->where.size(); ++i) {
-    auto [e, k] = batch->where[i];
+  for (size_t i = 0; i < step->batch.where.size(); ++i) {
+    auto [e, k] = step->batch.where[i];
     if (e < 0)
       std::fill_n(out + i * width, width, 0.0f);
     else
@@ -105,32 +111,28 @@ llvm::Error distributedLookupKernel(KernelContext &ctx) {
 
 // The rows of each key are summed in the order of Ids, so the same batch gives the same bits.
 llvm::Error distributedPushKernel(KernelContext &ctx) {
-  auto env = trainerEnv(ctx);
-  if (!env)
-    return env.takeError();
-  auto endpoints = ctx.attrs().getStrings("endpoints");
-  auto batch = groupKeys(ctx, endpoints.size());
-  if (!batch)
-    return batch.takeError();
-  int64_t width = ctx.attrs().getInt("width");
-  countTraffic(**env, *batch, width);
+  auto step = tableStep(ctx);
+  if (!step)
+    return step.takeError();
+  const BatchKeys &batch = step->batch;
+  int64_t width = step->width;
   const Tensor &dout = ctx.input("Out@GRAD");
-  if (dout.numel() != static_cast<int64_t>(batch->where.size()) * width)
+  if (dout.numel() != static_cast<int64_t>(batch.where.size()) * width)
     return makeError("{0} has {1} elements; expected {2} ids x width {3}",
-                     ctx.describeInput("Out@GRAD"), dout.numel(), batch->where.size(), width);
+                     ctx.describeInput("Out@GRAD"), dout.numel(), batch.where.size(), width);
   std::vector<Tensor> grads;
-  for (const auto &keys : batch->keys)
+  for (const auto &keys : batch.keys)
     grads.emplace_back(proto::F32, std::vector<int64_t>{static_cast<int64_t>(keys.size()), width});
   const float *g = dout.data<float>();
-  for (size_t i = 0; i < batch->where.size(); ++i) {
-    auto [e, k] = batch->where[i];
+  for (size_t i = 0; i < batch.where.size(); ++i) {
+    auto [e, k] = batch.where[i];
     if (e < 0)
       continue;
     float *row = grads[e].data<float>() + k * width;
     for (int64_t j = 0; j < width; ++j)
       row[j] += g[i * width + j];
   }
-  return (*env)->comm->pushRows(ctx.attrs().getString("table"), endpoints, batch->keys, grads);
+  return step->env->comm->pushRows(step->table, step->endpoints, batch.keys, grads);
 }
 
 // listen_and_serv reads the sparse_table ops of its block; running one does nothing.

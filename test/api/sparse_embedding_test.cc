@@ -8,6 +8,7 @@
 #include "ir/names.h"
 #include "ir/verify.h"
 #include "test/support/expect.h"
+#include "test/support/fixture.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;
@@ -68,11 +69,6 @@ std::vector<std::string> parameters(ModelBuilder &m) {
     if (v.is_parameter())
       out.push_back(v.name());
   return out;
-}
-
-bool sameBits(const Tensor &a, const Tensor &b) {
-  return a.dtype() == b.dtype() && a.dims() == b.dims() &&
-         std::memcmp(a.raw(), b.raw(), a.bytes()) == 0;
 }
 
 float maxDiff(const Tensor &a, const Tensor &b) {

@@ -8,10 +8,12 @@
 #include "api/optimizer.h"
 #include "executor/npy.h"
 #include "ir/listing.h"
+#include "ops/op_registry.h"
 #include "runtime/launcher.h"
 #include "runtime/node.h"
 #include "runtime/sparse_table.h"
 #include "test/support/expect.h"
+#include "test/support/fixture.h"
 #include "transpiler/transpiler.h"
 
 using namespace oar;
@@ -121,10 +123,6 @@ int64_t peakResidentBytes() {
     if (line.rfind("VmHWM:", 0) == 0)
       return std::stoll(line.substr(6)) * 1024;
   return -1;
-}
-
-bool sameBits(const Tensor &a, const Tensor &b) {
-  return a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.bytes()) == 0;
 }
 
 } // namespace

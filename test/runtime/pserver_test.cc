@@ -27,6 +27,26 @@ Timeouts shortTimeouts() {
   return t;
 }
 
+/// Runs a pserver in a thread; the future holds its result text ("" for success).
+std::future<std::string> servePserver(NodePrograms progs, NodeOptions opts) {
+  return std::async(std::launch::async, [progs = std::move(progs), opts = std::move(opts)] {
+    llvm::Error err = runPserver(progs, opts);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  });
+}
+
+/// The lines a pserver logs, collected from its thread.
+struct LogLines {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  std::function<void(const std::string &)> sink() {
+    return [this](const std::string &line) {
+      std::lock_guard<std::mutex> lock(mutex);
+      lines.push_back(line);
+    };
+  }
+};
+
 /// fit_a_line transpiled for one pserver on a free port and two sync trainers.
 struct OnePserverJob {
   TranspileResult r;
@@ -42,15 +62,13 @@ struct OnePserverJob {
     r = requireValue(transpile(m.main(), m.startup(), c));
   }
   /// Serves in a thread; the future holds the pserver's result text ("" for success).
-  std::future<std::string> serve(std::string jobId = "") {
-    NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
-    return std::async(std::launch::async, [progs, timeouts = timeouts, jobId] {
-      NodeOptions opts;
-      opts.timeouts = timeouts;
-      opts.cluster.jobId = jobId;
-      llvm::Error err = runPserver(progs, opts);
-      return err ? llvm::toString(std::move(err)) : std::string();
-    });
+  std::future<std::string> serve(std::string jobId = "", LogLines *log = nullptr) {
+    NodeOptions opts;
+    opts.timeouts = timeouts;
+    opts.cluster.jobId = std::move(jobId);
+    if (log)
+      opts.log = log->sink();
+    return servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   }
   JobIdentity job() const { return {mode, 2, r.trainer().dist().plan_digest()}; }
 };
@@ -296,19 +314,8 @@ TEST_CASE("a log budget lets a burst through per source and then counts what it 
 TEST_CASE("a peer flooding a pserver with junk gets a few log lines, not one per message",
           "[runtime]") {
   OnePserverJob job;
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  NodePrograms progs{job.r.pserver(0), job.r.pserverStartup(0)};
-  auto server = std::async(std::launch::async, [&] {
-    NodeOptions opts;
-    opts.timeouts = job.timeouts;
-    opts.log = [&](const std::string &line) {
-      std::lock_guard<std::mutex> lock(mutex);
-      lines.push_back(line);
-    };
-    llvm::Error err = runPserver(progs, opts);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  });
+  LogLines log;
+  auto server = job.serve("", &log);
   zmq::context_t ctx;
   zmq::socket_t raw = rawClient(ctx, job.endpoint);
   for (int i = 0; i < 50; ++i) // every one is answered with an error...
@@ -320,7 +327,7 @@ TEST_CASE("a peer flooding a pserver with junk gets a few log lines, not one per
   REQUIRE_OK(t1.complete());
   CHECK(server.get() == "");
   int rejected = 0; // ...but the log names the address 5 times in its 10 s window
-  for (const std::string &line : lines)
+  for (const std::string &line : log.lines)
     if (line.find("rejected a message") != std::string::npos) {
       ++rejected;
       CHECK_THAT(line, Contains("[from 127.0.0.1]"));
@@ -378,13 +385,9 @@ TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and appl
   std::string endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
   c.pservers = {endpoint};
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
-  NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
-  auto server = std::async(std::launch::async, [&] {
-    NodeOptions opts;
-    opts.timeouts = shortTimeouts();
-    llvm::Error err = runPserver(progs, opts);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  });
+  NodeOptions opts;
+  opts.timeouts = shortTimeouts();
+  auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   JobIdentity job{"async", 8, r.trainer().dist().plan_digest()};
   // 3 s in the suite; OAR_NO_LOSS_SECONDS=30 runs the issue's 30 s.
   const char *secs = std::getenv("OAR_NO_LOSS_SECONDS");
@@ -436,27 +439,18 @@ TEST_CASE("unauthenticated, a pserver serves its own host unless --bind says oth
   c.pservers = {advertised};
   ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  auto logTo = [&](const std::string &line) {
-    std::lock_guard<std::mutex> lock(mutex);
-    lines.push_back(line);
-  };
-  NodePrograms progs{r.pserver(0), r.pserverStartup(0)};
-  auto server = std::async(std::launch::async, [&] {
-    NodeOptions opts;
-    opts.timeouts = shortTimeouts();
-    opts.timeouts.idle = std::chrono::milliseconds(1500); // ends by itself
-    opts.log = logTo;
-    llvm::Error err = runPserver(progs, opts);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  });
+  LogLines log;
+  NodeOptions opts;
+  opts.timeouts = shortTimeouts();
+  opts.timeouts.idle = std::chrono::milliseconds(1500); // ends by itself
+  opts.log = log.sink();
+  auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   zmq::context_t ctx;
   zmq::socket_t raw = rawClient(ctx, "127.0.0.1:" + port);
   CHECK(rawRequest(raw, {"junk"}).kind() == proto::REPLY_ERROR); // it answers on 127.0.0.1
   CHECK_THAT(server.get(), Contains("no message from any trainer"));
   std::string all;
-  for (const std::string &l : lines)
+  for (const std::string &l : log.lines)
     all += l + "\n";
   CHECK_THAT(
       all, Contains("binding 127.0.0.1:" + port + " only (this host): pass --bind " + advertised));

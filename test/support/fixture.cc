@@ -1,6 +1,8 @@
 // Fixture loading.
 #include "test/support/fixture.h"
 
+#include <cstring>
+
 #include "executor/npy.h"
 #include "test/support/expect.h"
 #include "llvm/Support/FileSystem.h"
@@ -69,4 +71,9 @@ double toleranceRatio(const oar::Tensor &a, const oar::Tensor &b, double rtol, d
     worst = std::max(worst, std::abs(x - y) / (atol + rtol * std::abs(y)));
   }
   return worst;
+}
+
+bool sameBits(const oar::Tensor &a, const oar::Tensor &b) {
+  return a.dtype() == b.dtype() && a.dims() == b.dims() &&
+         std::memcmp(a.raw(), b.raw(), a.bytes()) == 0;
 }

@@ -24,3 +24,5 @@ Fixture loadFixture(const std::string &name);
 std::vector<std::string> fixtureNames();
 /// max |a-b| / (atol + rtol*|b|) over elements; <= 1 means within tolerance.
 double toleranceRatio(const oar::Tensor &a, const oar::Tensor &b, double rtol, double atol);
+/// Whether a and b have the same dtype, dims and bytes.
+bool sameBits(const oar::Tensor &a, const oar::Tensor &b);
