@@ -127,7 +127,10 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
               {"init", kind},
               {"init_a", a},
               {"init_b", b},
-              {"seed", attrOr(init, "seed", int64_t(0))}},
+              {"seed", attrOr(init, "seed", int64_t(0))},
+              {"admit_after", t.admitAfter},
+              {"admit_probability", t.admitProbability},
+              {"evict_after", t.evictAfter}},
              proto::DIST);
 }
 

@@ -386,3 +386,30 @@ TEST_CASE("two lookups of one distributed table: their pushes are summed, the sa
   CHECK(sameBits(one.fcWeight, two.fcWeight));
   CHECK(one.losses.back() < one.losses.front());
 }
+
+TEST_CASE("a lookup's admission and eviction attrs reach the pservers' sparse_table",
+          "[transpiler][sparse]") {
+  std::string dir = scratchDir("distributed_table_admission");
+  ModelBuilder m = tableModel(dir, Adagrad(0.1f), 64, 1000);
+  for (proto::Op &op : *m.main().mutable_blocks(0)->mutable_ops())
+    if (op.type() == "lookup_table") {
+      setAttr(op, "admit_after", AttrValue(int64_t(3)));
+      setAttr(op, "admit_probability", AttrValue(0.5f));
+      setAttr(op, "evict_after", AttrValue(int64_t(7)));
+    }
+  DistributeConfig c;
+  c.trainers = 2;
+  c.pservers = {"127.0.0.1:7001", "127.0.0.1:7002"};
+  TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
+  for (size_t i = 0; i < r.numPservers(); ++i) {
+    const proto::Op *table = nullptr;
+    for (const proto::Op &op : r.pserver(i).blocks(0).ops())
+      if (op.type() == "sparse_table")
+        table = &op;
+    REQUIRE(table);
+    ops::AttrReader attrs(*table, *ops::lookupOp("sparse_table"));
+    CHECK(attrs.getInt("admit_after") == 3);
+    CHECK(attrs.getFloat("admit_probability") == 0.5f);
+    CHECK(attrs.getInt("evict_after") == 7);
+  }
+}
