@@ -1,6 +1,7 @@
 // The pserver side of the DistributeTranspiler.
 #include "ir/error.h"
 #include "ir/names.h"
+#include "ops/op_registry.h"
 #include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
 #include "llvm/ADT/DenseSet.h"
@@ -88,17 +89,14 @@ void appendUpdate(const TranspileInputs &in, const ParamPlan &p, const VarBlock 
       .set_role(proto::OPTIMIZE);
 }
 
-/// Reads attr `name` of `op` (its schema's default when the op does not set it).
-template <typename T> T attrOr(const proto::Op &op, llvm::StringRef name, T fallback) {
-  const proto::Attr *a = findAttr(op, name);
-  if (!a)
-    return fallback;
-  if constexpr (std::is_same_v<T, float>)
-    return a->f();
-  else if constexpr (std::is_same_v<T, bool>)
-    return a->b();
-  else
-    return a->i();
+/// Attr `name` of `op` as its schema reads it (the op's value, or the schema's default), or
+/// `fallback` when ops of that type have no such attr (sgd has no epsilon; a table without an
+/// initialiser has no op at all).
+proto::Attr schemaAttr(const proto::Op &op, llvm::StringRef name, AttrValue fallback) {
+  const ops::OpSchema *schema = ops::lookupOp(op.type());
+  if (!schema || !schema->findAttr(name))
+    return fallback.attr;
+  return ops::AttrReader(op, *schema).get(name);
 }
 
 /// The sparse_table op declaring table `t`: its optimizer and how a row starts, from the
@@ -107,27 +105,33 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
                        VarTable &vars) {
   const proto::Op &opt = t.optimizer, &init = t.initializer;
   std::string kind = "constant";
-  float a = attrOr(init, "value", 0.0f), b = 0.0f;
+  float a = schemaAttr(init, "value", 0.0f).f(), b = 0.0f;
   if (init.type() == "uniform_random")
-    kind = "uniform", a = attrOr(init, "min", -1.0f), b = attrOr(init, "max", 1.0f);
+    kind = "uniform", a = schemaAttr(init, "min", 0.0f).f(), b = schemaAttr(init, "max", 0.0f).f();
   else if (init.type() == "gaussian_random")
-    kind = "gaussian", a = attrOr(init, "mean", 0.0f), b = attrOr(init, "std", 1.0f);
+    kind = "gaussian", a = schemaAttr(init, "mean", 0.0f).f(),
+    b = schemaAttr(init, "std", 0.0f).f();
   if (!vars.find(t.learningRate))
     vars.declare(t.learningRate, proto::F32, srcDims(in, t.learningRate)).set_persistable(true);
+  // Attrs the optimizer does not have keep sparse_table's defaults.
+  const ops::OpSchema &table = *ops::lookupOp("sparse_table");
+  auto tableDefault = [&](llvm::StringRef name) {
+    return AttrValue(table.findAttr(name)->defaultValue);
+  };
   *root.add_ops() =
       makeOp("sparse_table", {{"LearningRate", {t.learningRate}}}, {},
              {{"table", t.table},
               {"width", t.width},
               {"num_shards", in.plan.config.tableShards},
               {"optimizer", opt.type()},
-              {"row_wise", attrOr(opt, "row_wise", false)},
-              {"epsilon", attrOr(opt, "epsilon", opt.type() == "adam" ? 1e-8f : 1e-6f)},
-              {"beta1", attrOr(opt, "beta1", 0.9f)},
-              {"beta2", attrOr(opt, "beta2", 0.999f)},
+              {"row_wise", AttrValue(schemaAttr(opt, "row_wise", tableDefault("row_wise")))},
+              {"epsilon", AttrValue(schemaAttr(opt, "epsilon", tableDefault("epsilon")))},
+              {"beta1", AttrValue(schemaAttr(opt, "beta1", tableDefault("beta1")))},
+              {"beta2", AttrValue(schemaAttr(opt, "beta2", tableDefault("beta2")))},
               {"init", kind},
               {"init_a", a},
               {"init_b", b},
-              {"seed", attrOr(init, "seed", int64_t(0))},
+              {"seed", AttrValue(schemaAttr(init, "seed", int64_t(0)))},
               {"admit_after", t.admitAfter},
               {"admit_probability", t.admitProbability},
               {"evict_after", t.evictAfter}},
