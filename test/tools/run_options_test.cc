@@ -216,21 +216,20 @@ TEST_CASE("a connect timeout reports the time actually waited", "[tools][errors]
   CHECK(waited - said < 2.0); // the process's start and exit take the rest (slow when loaded)
 }
 
-TEST_CASE("a tool's OpenMP threads wait passively unless the user chose a wait policy",
-          "[tools]") {
+TEST_CASE("a tool's OpenMP threads wait passively unless the user chose a wait policy", "[tools]") {
   // The process's real environment is what libgomp read when it loaded; oar-executor opening
   // its --main (a FIFO nobody writes) holds it still while /proc shows that environment.
   std::string dir = scratchDir("wait_policy");
   std::string fifo = dir + "/main.pb";
   REQUIRE(runExpecting(0, "rm -f " + fifo + " && mkfifo " + fifo).empty());
   auto policyOf = [&](const std::string &env) {
-    return runExpecting(
-        0, "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + env + " " + binDir() +
-               "/oar-executor --main " + fifo + " --startup " + fifo +
-               " & pid=$!; for i in $(seq 100); do"
-               "  p=$(tr '\\0' '\\n' </proc/$pid/environ | grep '^OMP_WAIT_POLICY=');"
-               "  [ -n \"$p\" ] && break; sleep 0.05; done;"
-               " { kill $pid; wait $pid; } 2>/dev/null; echo \"policy:$p\"");
+    return runExpecting(0,
+                        "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + env + " " + binDir() +
+                            "/oar-executor --main " + fifo + " --startup " + fifo +
+                            " & pid=$!; for i in $(seq 100); do"
+                            "  p=$(tr '\\0' '\\n' </proc/$pid/environ | grep '^OMP_WAIT_POLICY=');"
+                            "  [ -n \"$p\" ] && break; sleep 0.05; done;"
+                            " { kill $pid; wait $pid; } 2>/dev/null; echo \"policy:$p\"");
   };
   CHECK_THAT(policyOf(""), Contains("policy:OMP_WAIT_POLICY=PASSIVE"));
   CHECK_THAT(policyOf("OMP_WAIT_POLICY=ACTIVE"), Contains("policy:OMP_WAIT_POLICY=ACTIVE\n"));
