@@ -28,7 +28,13 @@ static void passiveOpenMpWaits(int, char **argv, char **env) {
   std::memcpy(withPolicy, env, n * sizeof(char *));
   withPolicy[n] = passive;
   withPolicy[n + 1] = nullptr;
-  execve("/proc/self/exe", argv, withPolicy); // returns only on failure: run on as we are
+  // The binary's own path, not /proc/self/exe: the kernel names the process after it (ps, top).
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (len <= 0)
+    return;
+  self[len] = '\0';
+  execve(self, argv, withPolicy); // returns only on failure: run on as we are
 }
 
 __attribute__((section(".preinit_array"),

@@ -229,8 +229,11 @@ TEST_CASE("a tool's OpenMP threads wait passively unless the user chose a wait p
                             " & pid=$!; for i in $(seq 100); do"
                             "  p=$(tr '\\0' '\\n' </proc/$pid/environ | grep '^OMP_WAIT_POLICY=');"
                             "  [ -n \"$p\" ] && break; sleep 0.05; done;"
-                            " { kill $pid; wait $pid; } 2>/dev/null; echo \"policy:$p\"");
+                            " name=$(cat /proc/$pid/comm); { kill $pid; wait $pid; } 2>/dev/null;"
+                            " echo \"policy:$p name:$name\"");
   };
-  CHECK_THAT(policyOf(""), Contains("policy:OMP_WAIT_POLICY=PASSIVE"));
-  CHECK_THAT(policyOf("OMP_WAIT_POLICY=ACTIVE"), Contains("policy:OMP_WAIT_POLICY=ACTIVE\n"));
+  // Started again with the policy, it keeps its name (ps, top, pkill).
+  CHECK_THAT(policyOf(""), Contains("policy:OMP_WAIT_POLICY=PASSIVE name:oar-executor\n"));
+  CHECK_THAT(policyOf("OMP_WAIT_POLICY=ACTIVE"),
+             Contains("policy:OMP_WAIT_POLICY=ACTIVE name:oar-executor\n"));
 }
