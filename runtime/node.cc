@@ -11,6 +11,7 @@
 #include "ir/verify.h"
 #include "ops/op_registry.h"
 #include "runtime/env.h"
+#include "runtime/save_lock.h"
 #include "runtime/signals.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/FileSystem.h"
@@ -89,6 +90,11 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   int64_t id = opts.cluster.trainerId;
   if (id < 0 || id >= dist.trainers())
     return makeError("trainer id {0} is out of range for {1} trainers", id, dist.trainers());
+  // Held until this function returns, so no other job saves into the directory meanwhile.
+  auto saveLock =
+      lockSaveDir(id == 0 ? opts.saveDir : "", saveLockJob(opts.cluster.jobId, dist.plan_digest()));
+  if (!saveLock)
+    return saveLock.takeError();
   std::vector<std::string> endpoints(dist.pservers().begin(), dist.pservers().end());
   Communicator comm(id, endpoints, opts.timeouts);
   if (llvm::Error err =
@@ -193,6 +199,10 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   const proto::Op *listen = listenOp(progs.main);
   if (!listen)
     return makeError("this program has no listen_and_serv op; is it a pserver program?");
+  auto saveLock =
+      lockSaveDir(opts.saveDir, saveLockJob(opts.cluster.jobId, progs.main.dist().plan_digest()));
+  if (!saveLock)
+    return saveLock.takeError();
   RunEnv env;
   env.program = &progs.main;
   env.pserver.timeouts = opts.timeouts;

@@ -13,6 +13,7 @@
 #include "ir/verify.h"
 #include "runtime/node.h"
 #include "runtime/pserver.h"
+#include "runtime/save_lock.h"
 #include "runtime/signals.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
@@ -198,6 +199,8 @@ static int runSingle() {
     exitOnErr(oar::makeError("{0} is a {1} program of a distributed job; run it with --role or "
                              "through oar-launch",
                              mainPath, mainProg.dist().role()));
+  // Held until the run ends, so no other job saves into the directory meanwhile.
+  auto saveLock = exitOnErr(oar::runtime::lockSaveDir(saveDir, oar::runtime::saveLockJob("", "")));
   oar::Executor exec;
   oar::Scope scope;
   exitOnErr(exec.run(startupProg, scope));

@@ -152,7 +152,8 @@ TEST_CASE("a diverging run stops at the step whose loss went non-finite, naming 
   // The squares overflow first; the fc output they square is still finite.
   CHECK_THAT(out, Contains("the first non-finite var is square_error_cost_0.tmp_0 (written by op "
                            "#2 square_error_cost)"));
-  CHECK_FALSE(llvm::sys::fs::exists(dir + "/ckpt")); // nothing saved from a failed run
+  // Nothing saved from a failed run (the directory holds only the run's lock file).
+  CHECK_FALSE(llvm::sys::fs::exists(dir + "/ckpt/fc_0.w_0.npy"));
   out = runExpecting(0, binDir() + args + " --allow-nonfinite");
   CHECK(std::regex_search(out, std::regex("last loss (nan|inf)", std::regex::icase)));
 }
@@ -236,4 +237,30 @@ TEST_CASE("a tool's OpenMP threads wait passively unless the user chose a wait p
   CHECK_THAT(policyOf(""), Contains("policy:OMP_WAIT_POLICY=PASSIVE name:oar-executor\n"));
   CHECK_THAT(policyOf("OMP_WAIT_POLICY=ACTIVE"),
              Contains("policy:OMP_WAIT_POLICY=ACTIVE name:oar-executor\n"));
+}
+
+TEST_CASE("a save directory another running job holds is refused, alone or in a job",
+          "[tools][errors]") {
+  std::string dir = scratchDir("save_held");
+  makeCsvModel(dir, "");
+  std::string ckpt = dir + "/ckpt", held = ckpt + "/.oar-save.other-job.lock";
+  runExpecting(0, "mkdir -p " + ckpt);
+  // A node of another job holds the directory (as a running oar node does) while these run.
+  auto whileHeld = [&](const std::string &cmd) {
+    return "flock -s " + held + " sleep 30 & h=$!; for i in $(seq 100); do flock -n -x " + held +
+           " true || break; sleep 0.05; done; " + cmd + " 2>&1; rc=$?; kill $h; exit $rc";
+  };
+  std::string single = binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir +
+                       "/startup.pb --save " + ckpt;
+  std::string out = runExpecting(1, whileHeld(single));
+  CHECK_THAT(out, Contains("save directory " + ckpt +
+                           " is in use by another running job (other-job, " + held + ")"));
+  out = runExpecting(1, whileHeld(binDir() + "/oar-launch --server-num=1 --worker-num=1 --save " +
+                                  ckpt + " " + dir));
+  CHECK_THAT(out, Contains("is in use by another running job (other-job,"));
+  CHECK_FALSE(llvm::sys::fs::exists(ckpt + "/fc_0.w_0.npy"));
+  // Once that job has ended, its lock file is stale: the next save clears it and goes ahead.
+  runExpecting(0, single);
+  CHECK(llvm::sys::fs::exists(ckpt + "/fc_0.w_0.npy"));
+  CHECK_FALSE(llvm::sys::fs::exists(held));
 }
