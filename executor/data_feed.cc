@@ -126,7 +126,9 @@ llvm::Expected<std::vector<Tensor>> readMnist(const proto::DataFeed &feed) {
   if (labels->size() < 8 || bigEndian32(*labels, 0) != 2049)
     return makeError("{0}: not an IDX label file (magic must be 2049)", feed.files(1));
   int64_t n = bigEndian32(*images, 4), h = bigEndian32(*images, 8), w = bigEndian32(*images, 12);
-  if (static_cast<int64_t>(images->size()) != 16 + n * h * w)
+  int64_t pixels = 0; // three 32-bit counts may overflow 64 bits: check before comparing
+  if (__builtin_mul_overflow(n, h * w, &pixels) ||
+      static_cast<int64_t>(images->size()) != 16 + pixels)
     return makeError("{0}: {1} bytes but the header promises {2} images of {3}x{4}", feed.files(0),
                      images->size(), n, h, w);
   int64_t nl = bigEndian32(*labels, 4);

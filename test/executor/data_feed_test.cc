@@ -60,6 +60,29 @@ TEST_CASE("mnist_idx reads images scaled to [-1, 1] and i64 labels", "[executor]
   CHECK(ds.data[0].data<float>()[0] == -1.0f);
 }
 
+TEST_CASE("an IDX header whose counts overflow 64 bits is refused before anything is allocated",
+          "[executor][data][errors]") {
+  // 2^31 images of 2^31 x 4 pixels: 2^64 bytes, which wraps to 0 and so "matches" an empty body.
+  auto header = [](std::vector<uint32_t> words) {
+    std::string out;
+    for (uint32_t w : words)
+      for (int shift = 24; shift >= 0; shift -= 8)
+        out += static_cast<char>((w >> shift) & 0xff);
+    return out;
+  };
+  std::string dir = scratchDir("idx_overflow");
+  writeFile(dir + "/images.idx", header({2051, 1u << 31, 1u << 31, 4}));
+  writeFile(dir + "/labels.idx", header({2049, 1u << 31}));
+  proto::Block b;
+  declareVar(b, "img", proto::F32, {-1, 1, 28, 28});
+  declareVar(b, "label", proto::I64, {-1, 1});
+  proto::DataFeed f =
+      feed("mnist_idx", {dir + "/images.idx", dir + "/labels.idx"}, {"img", "label"}, 32);
+  CHECK_THAT(errorText(loadDataset(f, b)),
+             Contains("images.idx: 16 bytes but the header promises 2147483648 images of "
+                      "2147483648x4"));
+}
+
 TEST_CASE("N trainers with batch B together see one batch of N*B", "[executor][data]") {
   std::string dir = scratchDir("dealing");
   std::vector<float> rows(23);
