@@ -1,7 +1,10 @@
 // .npy reading and writing.
 #include "executor/npy.h"
 
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "llvm/ADT/StringExtras.h"
@@ -110,6 +113,17 @@ llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
   return t;
 }
 
+/// Puts `path` on the disk, so that after a power cut a name renamed over afterwards holds the
+/// old bytes or all of the new ones. Returns 0, or the errno of the failure.
+static int syncToDisk(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
 llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   std::string shape = "(";
   for (int64_t d : t.dims())
@@ -126,8 +140,8 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  // Written under a temporary name, then renamed over `path`: a crash or a full disk leaves the
-  // old file or the new one, never half of one. A path that names something other than a file
+  // Written under a temporary name, synced, then renamed over `path`: a crash or a full disk leaves
+  // the old file or the new one, never half of one. A path that names something other than a file
   // (a device such as /dev/full, a pipe) is written directly: renaming over it would replace it.
   llvm::sys::fs::file_status st;
   bool special = !llvm::sys::fs::status(path, st) && llvm::sys::fs::exists(st) &&
@@ -153,6 +167,10 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   }
   if (special)
     return llvm::Error::success();
+  if (int err = syncToDisk(tmp)) {
+    llvm::sys::fs::remove(tmp);
+    return makeError("{0}: write failed: cannot flush it to disk: {1}", path, std::strerror(err));
+  }
   if (std::error_code renamed = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
     return makeError("{0}: cannot replace it: {1}", path, renamed.message());

@@ -247,8 +247,10 @@ TEST_CASE("a save directory another running job holds is refused, alone or in a 
   runExpecting(0, "mkdir -p " + ckpt);
   // A node of another job holds the directory (as a running oar node does) while these run.
   auto whileHeld = [&](const std::string &cmd) {
-    return "flock -s " + held + " sleep 30 & h=$!; for i in $(seq 100); do flock -n -x " + held +
-           " true || break; sleep 0.05; done; " + cmd + " 2>&1; rc=$?; kill $h; exit $rc";
+    // flock -o: flock itself holds the lock, so ending it (and its sleep) releases it.
+    return "flock -o -s " + held + " sleep 30 >/dev/null 2>&1 & h=$!; for i in $(seq 100); do " +
+           "flock -n -x " + held + " true || break; sleep 0.05; done; " + cmd +
+           " 2>&1; rc=$?; pkill -P $h; kill $h; wait $h; exit $rc";
   };
   std::string single = binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir +
                        "/startup.pb --save " + ckpt;
