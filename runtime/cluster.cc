@@ -1,101 +1,83 @@
-// Cluster specs from the environment.
+// Cluster specs from the environment: which launch convention is in use.
 #include "runtime/cluster.h"
 
 #include "ir/error.h"
-#include "transpiler/config.h"
-#include "llvm/Support/JSON.h"
+#include "runtime/cluster_conventions.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace oar::runtime {
 
-static llvm::Expected<ClusterSpec> fromTfConfig(llvm::StringRef text) {
-  auto json = llvm::json::parse(text);
-  if (!json)
-    return makeError("TF_CONFIG is not valid JSON: {0}", llvm::toString(json.takeError()));
-  const llvm::json::Object *root = json->getAsObject();
-  const llvm::json::Object *cluster = root ? root->getObject("cluster") : nullptr;
-  const llvm::json::Object *task = root ? root->getObject("task") : nullptr;
-  if (!cluster || !task)
-    return makeError("TF_CONFIG needs \"cluster\" and \"task\" objects");
-  ClusterSpec spec;
-  auto list = [&](const char *key) {
-    std::vector<std::string> out;
-    if (const llvm::json::Array *a = cluster->getArray(key))
-      for (const llvm::json::Value &v : *a)
-        if (auto s = v.getAsString())
-          out.push_back(s->str());
-    return out;
+namespace {
+/// A launch convention: the variables that say it is in use.
+struct Convention {
+  const char *name;
+  std::vector<const char *> vars;
+  /// Empty: oar reads it. Otherwise why it cannot.
+  const char *unsupported = "";
+};
+
+const std::vector<Convention> &conventions() {
+  static const std::vector<Convention> all = {
+      {"TF_CONFIG", {"TF_CONFIG"}},
+      {"Paddle",
+       {"PADDLE_TRAINING_ROLE", "TRAINING_ROLE", "PADDLE_PSERVERS_IP_PORT_LIST",
+        "PADDLE_PSERVER_IPS", "PADDLE_PSERVER_PORT", "PADDLE_TRAINERS", "PADDLE_TRAINERS_NUM",
+        "PADDLE_TRAINER_ID", "PADDLE_CURRENT_IP", "PADDLE_CURRENT_ENDPOINT", "PADDLE_PORT"}},
+      {"MindSpore",
+       {"MS_ROLE", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM"},
+       "its nodes get their endpoints from a scheduler (MS_SCHED_HOST, MS_SCHED_PORT)"},
+      {"ps-lite",
+       {"DMLC_ROLE", "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"},
+       "its nodes get their endpoints from a scheduler (DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT)"},
   };
-  spec.pservers = list("ps");
-  std::vector<std::string> workers = list("worker");
-  spec.trainers = static_cast<int64_t>(workers.size());
-  auto type = task->getString("type");
-  auto index = task->getInteger("index");
-  if (!type || !index)
-    return makeError("TF_CONFIG task needs \"type\" and \"index\"");
-  if (*type == "ps") {
-    spec.role = "pserver";
-    if (*index < 0 || *index >= static_cast<int64_t>(spec.pservers.size()))
-      return makeError("TF_CONFIG task.index {0} is out of range for {1} ps", *index,
-                       spec.pservers.size());
-    spec.currentEndpoint = spec.pservers[*index];
-  } else if (*type == "worker" || *type == "chief") {
-    spec.role = "trainer";
-    spec.trainerId = *index;
-  } else {
-    return makeError("TF_CONFIG task.type \"{0}\" must be ps or worker", *type);
-  }
-  return spec;
+  return all;
 }
 
-static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv);
+/// The first variable of `c` that is set, or nullptr.
+const char *firstSet(const Convention &c, const GetEnv &getenv) {
+  for (const char *v : c.vars)
+    if (const char *value = getenv(v); value && *value)
+      return v;
+  return nullptr;
+}
+} // namespace
+
+/// The convention in use, checked whole: never two, never half of one, so that a node meant to
+/// be part of a job never trains alone by mistake.
+static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv) {
+  const Convention *used = nullptr;
+  const char *usedVar = nullptr;
+  for (const Convention &c : conventions()) {
+    const char *var = firstSet(c, getenv);
+    if (!var)
+      continue;
+    if (used)
+      return makeError("the environment sets {0} ({1}) and {2} ({3}); a node follows one launch "
+                       "convention: unset the other",
+                       usedVar, used->name, var, c.name);
+    used = &c, usedVar = var;
+  }
+  if (!used)
+    return ClusterSpec(); // not part of a job: one machine
+  if (*used->unsupported)
+    return makeError("{0} is set ({1}'s convention): {2}, which oar does not have yet; start this "
+                     "node with flags, PADDLE_* variables or TF_CONFIG",
+                     usedVar, used->name, used->unsupported);
+  if (llvm::StringRef(used->name) == "TF_CONFIG")
+    return clusterFromTfConfig(getenv("TF_CONFIG"));
+  const char *role = getenv("PADDLE_TRAINING_ROLE"), *role2 = getenv("TRAINING_ROLE");
+  if (!(role && *role) && !(role2 && *role2))
+    return makeError("{0} is set but neither PADDLE_TRAINING_ROLE nor TRAINING_ROLE is: set the "
+                     "role (TRAINER or PSERVER), or unset {0} to train on one machine",
+                     usedVar);
+  return clusterFromPaddle(getenv);
+}
 
 llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {
   auto spec = clusterFromRoleEnv(getenv);
   if (spec)
     if (const char *job = getenv("OAR_JOB_ID"); job && *job)
       spec->jobId = job;
-  return spec;
-}
-
-static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv) {
-  if (const char *tf = getenv("TF_CONFIG"); tf && *tf)
-    return fromTfConfig(tf);
-  ClusterSpec spec;
-  const char *role = getenv("PADDLE_TRAINING_ROLE");
-  if (!role || !*role)
-    return spec; // not part of a job
-  llvm::StringRef r(role);
-  if (r.equals_insensitive("trainer"))
-    spec.role = "trainer";
-  else if (r.equals_insensitive("pserver"))
-    spec.role = "pserver";
-  else
-    return makeError("PADDLE_TRAINING_ROLE is \"{0}\"; expected TRAINER or PSERVER", role);
-  const char *port = getenv("PADDLE_PSERVER_PORT");
-  if (const char *list = getenv("PADDLE_PSERVERS_IP_PORT_LIST"); list && *list) {
-    spec.pservers = splitEndpoints(list);
-  } else if (const char *ips = getenv("PADDLE_PSERVER_IPS"); ips && *ips) {
-    if (!port)
-      return makeError("PADDLE_PSERVER_IPS is set but PADDLE_PSERVER_PORT is not");
-    for (const std::string &ip : splitEndpoints(ips))
-      spec.pservers.push_back(ip + ":" + port);
-  }
-  auto number = [&](const char *name, int64_t &out) -> llvm::Error {
-    const char *v = getenv(name);
-    if (!v || !*v)
-      return llvm::Error::success();
-    if (llvm::StringRef(v).getAsInteger(10, out))
-      return makeError("{0} is \"{1}\"; expected an integer", name, v);
-    return llvm::Error::success();
-  };
-  if (llvm::Error err = number("PADDLE_TRAINERS", spec.trainers))
-    return err;
-  if (llvm::Error err = number("PADDLE_TRAINER_ID", spec.trainerId))
-    return err;
-  if (const char *ep = getenv("PADDLE_CURRENT_ENDPOINT"); ep && *ep)
-    spec.currentEndpoint = ep;
-  else if (const char *ip = getenv("PADDLE_CURRENT_IP"); ip && *ip && port)
-    spec.currentEndpoint = std::string(ip) + ":" + port;
   return spec;
 }
 

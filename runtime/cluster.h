@@ -1,4 +1,4 @@
-// Which node this process is: from flags, Paddle's launch environment or TF_CONFIG.
+// Which node this process is: from flags, or a launch convention's environment.
 #pragma once
 
 #include <functional>
@@ -23,11 +23,11 @@ struct ClusterSpec {
 
 using GetEnv = std::function<const char *(const char *)>;
 
-/// Reads, in order of preference: TF_CONFIG (cluster.ps, cluster.worker, task.type,
-/// task.index), then Paddle's PADDLE_TRAINING_ROLE, PADDLE_PSERVERS_IP_PORT_LIST (or
-/// PADDLE_PSERVER_IPS with PADDLE_PSERVER_PORT), PADDLE_TRAINERS, PADDLE_TRAINER_ID,
-/// PADDLE_CURRENT_IP / PADDLE_CURRENT_ENDPOINT; and OAR_JOB_ID in either case. Errors name the
-/// variable.
+/// Reads the launch convention in use: TF_CONFIG (chief = trainer 0, workers after it, ps),
+/// or Paddle's variables (1.x PADDLE_TRAINING_ROLE ..., 2.x fleet TRAINING_ROLE ...; see
+/// cluster_conventions.h); and OAR_JOB_ID. Nothing set: a single-machine run. Two conventions at
+/// once, a Paddle variable without a role, or MindSpore's MS_* / ps-lite's DMLC_* (they need a
+/// scheduler) are errors naming the variables, so a node never trains alone by mistake.
 llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv);
 
 /// The index of the pserver this spec is, among its pservers; errors name the endpoint.

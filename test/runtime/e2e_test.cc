@@ -2,6 +2,7 @@
 // of async and GEO, and failures that must end every node instead of hanging it.
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -39,15 +40,17 @@ void makeFitALine(const std::string &dir, const std::string &args) {
 /// Runs test/runtime/run_job.sh (2 pservers, 2 trainers on free ports), killing `victim`
 /// `after` seconds in; returns its "<node> <exit status>" lines. Logs go to `out`; the pservers'
 /// ports go to `portsOut` when given.
+/// `convention` (paddle1, paddle2, tf) is how the nodes learn their roles (run_job.sh says how).
 std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
                    const std::string &after, const std::string &flags,
-                   std::vector<int> *portsOut = nullptr) {
+                   std::vector<int> *portsOut = nullptr,
+                   const std::string &convention = "paddle1") {
   auto ports = requireValue(runtime::freePorts(2));
   if (portsOut)
     *portsOut = ports;
-  return run(sourceDir() + "/test/runtime/run_job.sh " + binDir() + " " + model + " " + out + " " +
-             std::to_string(ports[0]) + " " + std::to_string(ports[1]) + " " + victim + " " +
-             after + " " + flags);
+  return run("CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
+             binDir() + " " + model + " " + out + " " + std::to_string(ports[0]) + " " +
+             std::to_string(ports[1]) + " " + victim + " " + after + " " + flags);
 }
 
 /// Params of a single-machine run (batch B) against a 2x2 sync run (batch B/2 per trainer),
@@ -194,6 +197,26 @@ TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint"
   std::string endpoint = "127.0.0.1:" + std::to_string(ports[1]);
   CHECK_THAT(readFile(dir + "/run/trainer.0.log"), Contains("pserver " + endpoint));
   CHECK_THAT(readFile(dir + "/run/trainer.1.log"), Contains("pserver " + endpoint));
+}
+
+TEST_CASE("nodes started by hand from Paddle 1.x, Paddle 2.x or TF_CONFIG variables train alike",
+          "[e2e][runtime]") {
+  std::string dir = scratchDir("e2e_conventions");
+  makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
+  std::map<std::string, Tensor> weights;
+  for (const char *convention : {"paddle1", "paddle2", "tf"}) {
+    std::string out =
+        runJob(dir + "/model", dir + "/" + convention, "none", "0",
+               "--mode sync --save " + dir + "/" + convention + "/saved", nullptr, convention);
+    INFO(convention << "\n" << out);
+    CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
+                        Contains("trainer.1 0"));
+    // TF_CONFIG's chief is trainer 0 and its worker trainer 1: one job, not two trainer 0s.
+    CHECK_THAT(readFile(dir + "/" + convention + "/trainer.1.log"), Contains("trainer 1: trained"));
+    weights[convention] = requireValue(readNpy(dir + "/" + convention + "/saved/fc_0.w_0.npy"));
+  }
+  CHECK(sameBits(weights["paddle2"], weights["paddle1"]));
+  CHECK(sameBits(weights["tf"], weights["paddle1"]));
 }
 
 TEST_CASE("a killed pserver ends the job in seconds with the default timeouts",

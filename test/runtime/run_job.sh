@@ -2,6 +2,9 @@
 # Runs 2 pservers and 2 trainers as separate processes, optionally killing one of them.
 # Usage: run_job.sh BIN_DIR MODEL_DIR OUT_DIR PORT0 PORT1 VICTIM KILL_AFTER [oar-executor flags...]
 #   VICTIM: none | pserver.0 | pserver.1 | trainer.0 | trainer.1 (killed with SIGKILL)
+#   CONVENTION (environment, default paddle1): how each node learns its role, as a site's launcher
+#   would tell it: paddle1 (PADDLE_TRAINING_ROLE ...), paddle2 (fleet's TRAINING_ROLE, POD_IP,
+#   PADDLE_PORT ...) or tf (TF_CONFIG with a chief and a worker).
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
 # hang shows as status 124 instead of hanging the test.
 set -u
@@ -9,19 +12,45 @@ bin=$1 model=$2 out=$3 p0=$4 p1=$5 victim=$6 after=$7
 shift 7
 mkdir -p "$out"
 list="127.0.0.1:$p0,127.0.0.1:$p1"
+ports=("$p0" "$p1")
+# nodeEnv ROLE INDEX: the variables that make node ROLE.INDEX of this job.
+nodeEnv() {
+  local role=$1 i=$2
+  case "${CONVENTION:-paddle1}" in
+  paddle1)
+    if [ "$role" = pserver ]; then
+      echo PADDLE_TRAINING_ROLE=PSERVER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS=2 \
+        PADDLE_CURRENT_ENDPOINT=127.0.0.1:${ports[$i]}
+    else
+      echo PADDLE_TRAINING_ROLE=TRAINER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS=2 \
+        PADDLE_TRAINER_ID=$i
+    fi ;;
+  paddle2)
+    if [ "$role" = pserver ]; then
+      echo TRAINING_ROLE=PSERVER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS_NUM=2 \
+        POD_IP=127.0.0.1 PADDLE_PORT=${ports[$i]}
+    else
+      echo TRAINING_ROLE=TRAINER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS_NUM=2 \
+        PADDLE_TRAINER_ID=$i
+    fi ;;
+  tf)
+    local type=$role
+    [ "$role" = pserver ] && type=ps
+    [ "$role" = trainer ] && { [ "$i" = 0 ] && type=chief || type=worker; }
+    [ "$type" != ps ] && i=0 # the chief and the one worker are each index 0 of their kind
+    echo "TF_CONFIG={\"cluster\":{\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p1\"],\
+\"chief\":[\"127.0.0.1:1\"],\"worker\":[\"127.0.0.1:2\"]},\"task\":{\"type\":\"$type\",\"index\":$i}}" ;;
+  esac
+}
 declare -A pids
-for i in 0 1; do
-  port=$([ $i = 0 ] && echo "$p0" || echo "$p1")
-  PADDLE_TRAINING_ROLE=PSERVER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS=2 \
-    PADDLE_CURRENT_ENDPOINT=127.0.0.1:$port timeout 120 "$bin/oar-executor" \
-    --main "$model/main.pb" --startup "$model/startup.pb" "$@" >"$out/pserver.$i.log" 2>&1 &
-  pids[pserver.$i]=$!
-done
-for i in 0 1; do
-  PADDLE_TRAINING_ROLE=TRAINER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS=2 \
-    PADDLE_TRAINER_ID=$i timeout 120 "$bin/oar-executor" \
-    --main "$model/main.pb" --startup "$model/startup.pb" "$@" >"$out/trainer.$i.log" 2>&1 &
-  pids[trainer.$i]=$!
+for role in pserver trainer; do
+  for i in 0 1; do
+    # Word splitting of nodeEnv's output is wanted; its values hold no spaces.
+    # shellcheck disable=SC2046
+    env $(nodeEnv $role $i) timeout 120 "$bin/oar-executor" \
+      --main "$model/main.pb" --startup "$model/startup.pb" "$@" >"$out/$role.$i.log" 2>&1 &
+    pids[$role.$i]=$!
+  done
 done
 if [ "$victim" != none ]; then
   sleep "$after"

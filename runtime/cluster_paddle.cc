@@ -1,0 +1,77 @@
+// Paddle's launch variables: Fluid 1.x (paddle.distributed.launch_ps) and 2.x fleet.
+#include "ir/error.h"
+#include "runtime/cluster_conventions.h"
+#include "transpiler/config.h"
+
+namespace oar::runtime {
+
+namespace {
+/// One setting that either of two variables may carry; both set and different is an error.
+struct EitherOf {
+  const char *first, *second;
+  llvm::Expected<std::string> read(const GetEnv &getenv) const {
+    const char *a = getenv(first), *b = getenv(second);
+    bool hasA = a && *a, hasB = b && *b;
+    if (hasA && hasB && !llvm::StringRef(a).equals_insensitive(b))
+      return makeError("{0} is \"{1}\" but {2} is \"{3}\"; set one, or both the same", first, a,
+                       second, b);
+    return std::string(hasA ? a : hasB ? b : "");
+  }
+};
+} // namespace
+
+static llvm::Error readInteger(llvm::StringRef name, llvm::StringRef text, int64_t &out) {
+  if (!text.empty() && text.getAsInteger(10, out))
+    return makeError("{0} is \"{1}\"; expected an integer", name, text);
+  return llvm::Error::success();
+}
+
+llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv) {
+  auto set = [&](const char *name) -> const char * {
+    const char *v = getenv(name);
+    return v && *v ? v : nullptr;
+  };
+  ClusterSpec spec;
+  auto role = EitherOf{"PADDLE_TRAINING_ROLE", "TRAINING_ROLE"}.read(getenv);
+  if (!role)
+    return role.takeError();
+  if (llvm::StringRef(*role).equals_insensitive("trainer"))
+    spec.role = "trainer";
+  else if (llvm::StringRef(*role).equals_insensitive("pserver"))
+    spec.role = "pserver";
+  else
+    return makeError("{0} is \"{1}\"; expected TRAINER or PSERVER",
+                     set("PADDLE_TRAINING_ROLE") ? "PADDLE_TRAINING_ROLE" : "TRAINING_ROLE", *role);
+
+  const char *port = set("PADDLE_PSERVER_PORT");
+  if (const char *list = set("PADDLE_PSERVERS_IP_PORT_LIST")) {
+    spec.pservers = splitEndpoints(list);
+  } else if (const char *ips = set("PADDLE_PSERVER_IPS")) {
+    if (!port)
+      return makeError("PADDLE_PSERVER_IPS is set but PADDLE_PSERVER_PORT is not");
+    for (const std::string &ip : splitEndpoints(ips))
+      spec.pservers.push_back(ip + ":" + port);
+  }
+  auto trainers = EitherOf{"PADDLE_TRAINERS", "PADDLE_TRAINERS_NUM"}.read(getenv);
+  if (!trainers)
+    return trainers.takeError();
+  if (llvm::Error err =
+          readInteger(set("PADDLE_TRAINERS") ? "PADDLE_TRAINERS" : "PADDLE_TRAINERS_NUM", *trainers,
+                      spec.trainers))
+    return err;
+  if (const char *id = set("PADDLE_TRAINER_ID"))
+    if (llvm::Error err = readInteger("PADDLE_TRAINER_ID", id, spec.trainerId))
+      return err;
+
+  // A pserver's own endpoint: given whole, or 1.x's IP + the pservers' port, or 2.x's pod IP +
+  // its port.
+  if (const char *ep = set("PADDLE_CURRENT_ENDPOINT"))
+    spec.currentEndpoint = ep;
+  else if (const char *ip = set("PADDLE_CURRENT_IP"); ip && port)
+    spec.currentEndpoint = std::string(ip) + ":" + port;
+  else if (const char *pod = set("POD_IP"), *own = set("PADDLE_PORT"); pod && own)
+    spec.currentEndpoint = std::string(pod) + ":" + own;
+  return spec;
+}
+
+} // namespace oar::runtime
