@@ -129,11 +129,16 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
   if (elem == 0)
     return makeError("{0}: dtype {1} is unknown", msg.header.var(),
                      static_cast<int>(msg.header.dtype()));
+  // Dims come from the peer: their product may overflow (and wrap to the payload's size), so it
+  // is checked while it is formed, and bounded well below any size a payload can have.
   int64_t numel = 1;
   for (int64_t d : msg.header.dims()) {
     if (d < 0 || d > (int64_t(1) << 40))
       return makeError("{0}: dim {1} is out of range", msg.header.var(), d);
-    numel *= d;
+    if (__builtin_mul_overflow(numel, d, &numel) || numel > (int64_t(1) << 50))
+      return makeError(
+          "{0}: dims {1} hold too many elements", msg.header.var(),
+          dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())));
   }
   if (static_cast<size_t>(numel) * elem != payload.size())
     return makeError(

@@ -114,6 +114,18 @@ std::string hello(const OnePserverJob &job) {
 
 } // namespace
 
+TEST_CASE("a message whose dims multiply past 64 bits is refused before any tensor is made",
+          "[runtime][errors]") {
+  // Found by fuzz/message_fuzz.cc: 2^32 x 2^32 f32 wrapped to 0 bytes, so an empty payload
+  // "matched" and a peer could hand over a tensor of 2^64 elements.
+  std::string head = header(proto::REPLY_VAR, "w", 0, {int64_t(1) << 32, int64_t(1) << 32});
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(head.data(), head.size());
+  frames.emplace_back();
+  CHECK_THAT(errorText(decodeMessage(frames, 0)),
+             Contains("w: dims [4294967296,4294967296] hold too many elements"));
+}
+
 TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps serving",
           "[runtime]") {
   OnePserverJob job;

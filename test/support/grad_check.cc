@@ -44,7 +44,7 @@ void runGradCheck(const GradCheck &c) {
     v.set_trainable(check);
     v.set_stop_gradient(!check);
     scope.get(name) = value.clone();
-    auto it = llvm::find_if(inputs, [&](auto &p) { return p.first == slot; });
+    auto it = llvm::find_if(inputs, [&, &slot = slot](auto &p) { return p.first == slot; });
     if (it == inputs.end())
       inputs.push_back({slot, {name}});
     else
