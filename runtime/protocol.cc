@@ -1,6 +1,7 @@
 // Encoding, decoding and checking runtime messages.
 #include "runtime/protocol.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "ir/error.h"
@@ -146,7 +147,13 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
         dtypeName(msg.header.dtype()),
         dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())),
         static_cast<size_t>(numel) * elem);
-  msg.payload = std::move(frames[first + 1]);
+  // ZeroMQ may hand over a small frame inside its receive buffer at any byte offset; kernels and
+  // tables read elements as their type, so such a payload is copied (a fresh message_t is
+  // 8-aligned at least). The UBSan build caught the misaligned loads.
+  if (reinterpret_cast<uintptr_t>(payload.data()) % elem != 0)
+    msg.payload = zmq::message_t(payload.data(), payload.size());
+  else
+    msg.payload = std::move(frames[first + 1]);
   return msg;
 }
 

@@ -1,4 +1,5 @@
 // A live pserver (in a thread, on 127.0.0.1) against bad messages and mismatched trainers.
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -124,6 +125,23 @@ TEST_CASE("a message whose dims multiply past 64 bits is refused before any tens
   frames.emplace_back();
   CHECK_THAT(errorText(decodeMessage(frames, 0)),
              Contains("w: dims [4294967296,4294967296] hold too many elements"));
+}
+
+TEST_CASE("a payload at an odd address becomes a tensor with aligned elements", "[runtime]") {
+  // ZeroMQ hands small frames over inside its receive buffer, at any offset (the UBSan build
+  // caught kernels loading floats from such addresses).
+  alignas(8) char buffer[1 + 3 * sizeof(float)];
+  float values[3] = {1.5f, -2.0f, 3.25f};
+  std::memcpy(buffer + 1, values, sizeof(values));
+  std::string head = header(proto::REPLY_VAR, "w", 0, {3});
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(head.data(), head.size());
+  frames.emplace_back(buffer + 1, sizeof(values), nullptr, nullptr); // zero copy, misaligned
+  Message msg = requireValue(decodeMessage(frames, 0));
+  Tensor t;
+  msg.moveInto(t);
+  CHECK(reinterpret_cast<uintptr_t>(t.raw()) % alignof(float) == 0);
+  CHECK(t.toVector<float>() == std::vector<float>{1.5f, -2.0f, 3.25f});
 }
 
 TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps serving",
