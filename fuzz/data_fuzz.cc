@@ -16,7 +16,17 @@ static proto::Block block(std::initializer_list<std::pair<const char *, std::vec
   return b;
 }
 
-static void load(proto::DataFeed feed, const proto::Block &b) {
+/// Loads `files` in `format` into `columns` (vars of `b`); errors are expected and dropped.
+static void load(const char *format, std::initializer_list<std::string> files,
+                 std::initializer_list<const char *> columns, const proto::Block &b,
+                 const char *split = "") {
+  proto::DataFeed feed;
+  feed.set_format(format);
+  for (const std::string &f : files)
+    feed.add_files(f);
+  for (const char *c : columns)
+    feed.add_columns(c);
+  feed.set_split(split);
   feed.set_batch_size(4);
   feed.set_epochs(1);
   auto ds = loadDataset(feed, b);
@@ -29,7 +39,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   const uint8_t *rest = data + 1;
   size_t n = size - 1;
-  proto::DataFeed feed;
   switch (data[0] % 4) {
   case 0: {
     llvm::StringRef text(reinterpret_cast<const char *>(rest), n);
@@ -43,21 +52,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   case 1: {
     fuzz::MemoryFile file(rest, n);
-    feed.set_format("csv");
-    feed.add_files(file.path());
-    feed.add_columns("x");
-    feed.add_columns("y");
-    load(feed, block({{"x", {-1, 2}}, {"y", {-1, 1}}}));
+    load("csv", {file.path()}, {"x", "y"}, block({{"x", {-1, 2}}, {"y", {-1, 1}}}));
     return 0;
   }
   case 2: {
     fuzz::MemoryFile file(rest, n);
-    feed.set_format("uci_housing");
-    feed.add_files(file.path());
-    feed.add_columns("x");
-    feed.add_columns("y");
-    feed.set_split("all");
-    load(feed, block({{"x", {-1, 13}}, {"y", {-1, 1}}}));
+    load("uci_housing", {file.path()}, {"x", "y"}, block({{"x", {-1, 13}}, {"y", {-1, 1}}}), "all");
     return 0;
   }
   default: {
@@ -65,14 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       return 0;
     size_t cut = std::min<size_t>(rest[0] | rest[1] << 8, n - 2);
     fuzz::MemoryFile images(rest + 2, cut), labels(rest + 2 + cut, n - 2 - cut);
-    feed.set_format("mnist_idx");
-    feed.add_files(images.path());
-    feed.add_files(labels.path());
-    feed.add_columns("img");
-    feed.add_columns("label");
     proto::Block b = block({{"img", {-1, 784}}});
     declareVar(b, "label", proto::I64, {-1, 1});
-    load(feed, b);
+    load("mnist_idx", {images.path(), labels.path()}, {"img", "label"}, b);
     return 0;
   }
   }
