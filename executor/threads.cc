@@ -56,7 +56,7 @@ void fitComputeThreadsToLoad() {
 
 int computeThreads() { return omp_get_max_threads(); }
 
-static bool isLoopback(llvm::StringRef endpoint) {
+bool isLoopbackEndpoint(llvm::StringRef endpoint) {
   llvm::StringRef host = endpoint.rsplit(':').first;
   return host.startswith("127.") || host == "localhost" || host == "[::1]";
 }
@@ -68,7 +68,7 @@ int defaultNodeThreads(const std::string &role, int trainers,
     return 1;
   if (role == "trainer" && !pserverEndpoints.empty() &&
       std::all_of(pserverEndpoints.begin(), pserverEndpoints.end(),
-                  [](const std::string &e) { return isLoopback(e); }))
+                  [](const std::string &e) { return isLoopbackEndpoint(e); }))
     return std::max(1, cores / std::max(1, trainers));
   return cores;
 }

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/StringRef.h"
+
 namespace oar {
 
 /// Cores this process may run on (its CPU affinity mask), at least 1.
@@ -19,6 +21,9 @@ void setComputeThreads(int n);
 void fitComputeThreadsToLoad();
 /// The thread count compute regions use now.
 int computeThreads();
+
+/// Whether `endpoint` (host:port) names this host's loopback (127.x, localhost, [::1]).
+bool isLoopbackEndpoint(llvm::StringRef endpoint);
 
 /// A default thread budget for a node when several may share a host: a pserver's work is
 /// element-wise (1 thread); trainers of a job whose pservers are all on loopback are taken to

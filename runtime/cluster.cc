@@ -65,12 +65,7 @@ static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv) {
                      usedVar, used->name, used->unsupported);
   if (llvm::StringRef(used->name) == "TF_CONFIG")
     return clusterFromTfConfig(getenv("TF_CONFIG"));
-  const char *role = getenv("PADDLE_TRAINING_ROLE"), *role2 = getenv("TRAINING_ROLE");
-  if (!(role && *role) && !(role2 && *role2))
-    return makeError("{0} is set but neither PADDLE_TRAINING_ROLE nor TRAINING_ROLE is: set the "
-                     "role (TRAINER or PSERVER), or unset {0} to train on one machine",
-                     usedVar);
-  return clusterFromPaddle(getenv);
+  return clusterFromPaddle(getenv, usedVar);
 }
 
 llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {

@@ -26,7 +26,7 @@ static llvm::Error readInteger(llvm::StringRef name, llvm::StringRef text, int64
   return llvm::Error::success();
 }
 
-llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv) {
+llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv, llvm::StringRef firstSet) {
   auto set = [&](const char *name) -> const char * {
     const char *v = getenv(name);
     return v && *v ? v : nullptr;
@@ -35,6 +35,10 @@ llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv) {
   auto role = EitherOf{"PADDLE_TRAINING_ROLE", "TRAINING_ROLE"}.read(getenv);
   if (!role)
     return role.takeError();
+  if (role->empty()) // half a convention: a node meant for a job must not train alone
+    return makeError("{0} is set but neither PADDLE_TRAINING_ROLE nor TRAINING_ROLE is: set the "
+                     "role (TRAINER or PSERVER), or unset {0} to train on one machine",
+                     firstSet);
   if (llvm::StringRef(*role).equals_insensitive("trainer"))
     spec.role = "trainer";
   else if (llvm::StringRef(*role).equals_insensitive("pserver"))

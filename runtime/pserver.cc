@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "executor/threads.h"
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
@@ -175,17 +176,13 @@ struct PserverLoop::Impl {
   /// an endpoint that is not a loopback address binds 127.0.0.1 at its port unless --bind says
   /// otherwise, and a bind to another address is served with a warning.
   std::string bindAddress() {
-    auto loopback = [](llvm::StringRef hostPort) {
-      llvm::StringRef host = hostPort.rsplit(':').first;
-      return host.startswith("127.") || host == "localhost";
-    };
     if (!opts.bind.empty()) {
-      if (!loopback(opts.bind))
+      if (!isLoopbackEndpoint(opts.bind))
         log("warning: serving " + opts.bind +
             " without authentication: any host that reaches it can read and change the model");
       return opts.bind;
     }
-    if (loopback(endpoint))
+    if (isLoopbackEndpoint(endpoint))
       return endpoint;
     std::string local = "127.0.0.1:" + llvm::StringRef(endpoint).rsplit(':').second.str();
     log("binding " + local + " only (this host): pass --bind " + endpoint +

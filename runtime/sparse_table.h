@@ -29,7 +29,7 @@ struct SparseTableConfig {
   /// of (seed, table, key): the same keys on any number of pservers.
   int64_t admitAfter = 1;
   float admitProbability = 1.0f;
-  /// Eviction: shrink() drops rows no push touched in the last evictAfter steps (0: never).
+  /// Eviction: endStep() drops rows no push touched in the last evictAfter steps (0: never).
   int64_t evictAfter = 0;
 };
 

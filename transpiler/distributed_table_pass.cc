@@ -6,6 +6,7 @@
 #include <map>
 
 #include "ir/error.h"
+#include "ops/op_registry.h"
 #include "runtime/sparse_table.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -65,12 +66,10 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
     t.table = w;
     t.height = v->type().dims(0);
     t.width = v->type().dims(1);
-    if (const proto::Attr *a = findAttr(op, "admit_after"))
-      t.admitAfter = a->i();
-    if (const proto::Attr *a = findAttr(op, "admit_probability"))
-      t.admitProbability = a->f();
-    if (const proto::Attr *a = findAttr(op, "evict_after"))
-      t.evictAfter = a->i();
+    ops::AttrReader attrs(op, *ops::lookupOp("lookup_table")); // unset: the schema's defaults
+    t.admitAfter = attrs.getInt("admit_after");
+    t.admitProbability = attrs.getFloat("admit_probability");
+    t.evictAfter = attrs.getInt("evict_after");
     for (const proto::Op &init : startup.blocks(0).ops())
       if (llvm::is_contained(allOutputNames(init), w))
         t.initializer = init;

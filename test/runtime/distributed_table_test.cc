@@ -170,13 +170,8 @@ TEST_CASE("an op that reads a distributed table or its gradient is refused by na
 
 TEST_CASE("a table row starts from (seed, table, key) alone and is stored only once pushed",
           "[runtime][sparse]") {
-  SparseTableConfig c;
-  c.name = "t";
-  c.width = 4;
-  c.init = "uniform";
-  c.initA = -0.5f;
-  c.initB = 0.5f;
-  c.seed = 9;
+  SparseTableConfig c{
+      .name = "t", .width = 4, .init = "uniform", .initA = -0.5f, .initB = 0.5f, .seed = 9};
   SparseTable a(c), b(c);
   std::vector<uint64_t> keys = {3, 1ull << 60, 3};
   std::vector<float> ra(12), rb(12);
@@ -234,11 +229,7 @@ TEST_CASE("table optimizers match their formulas on a pushed row", "[runtime][sp
 }
 
 TEST_CASE("a table declared with 10^9 rows holds only the rows pushed", "[runtime][sparse]") {
-  SparseTableConfig c;
-  c.name = "huge";
-  c.width = 16;
-  c.optimizer = "adagrad";
-  c.rowWise = true;
+  SparseTableConfig c{.name = "huge", .width = 16, .optimizer = "adagrad", .rowWise = true};
   SparseTable t(c);
   std::vector<uint64_t> keys;
   std::mt19937_64 rng(1);
@@ -292,12 +283,7 @@ TEST_CASE("a 10^9 x 16 table trains on 2 pservers in memory bounded by the rows 
 
 TEST_CASE("a count filter admits a key at its Nth push; the pushes before change nothing",
           "[runtime][sparse]") {
-  SparseTableConfig c;
-  c.name = "t";
-  c.width = 2;
-  c.init = "constant";
-  c.initA = 1.0f;
-  c.admitAfter = 3;
+  SparseTableConfig c{.name = "t", .width = 2, .init = "constant", .initA = 1.0f, .admitAfter = 3};
   SparseTable t(c);
   std::vector<float> g = {1.0f, 2.0f}, w(2);
   t.push({7}, g.data(), 0.5f, 1.0f);
@@ -315,10 +301,7 @@ TEST_CASE("a count filter admits a key at its Nth push; the pushes before change
 
 TEST_CASE("a probability filter admits the same share of keys on every pserver",
           "[runtime][sparse]") {
-  SparseTableConfig c;
-  c.name = "t";
-  c.width = 1;
-  c.admitProbability = 0.25f;
+  SparseTableConfig c{.name = "t", .width = 1, .admitProbability = 0.25f};
   SparseTable a(c), b(c);
   std::vector<uint64_t> keys(20000);
   for (size_t i = 0; i < keys.size(); ++i)
@@ -342,10 +325,7 @@ TEST_CASE("a probability filter admits the same share of keys on every pserver",
 
 TEST_CASE("rows unseen for evict_after steps are dropped and their memory reused",
           "[runtime][sparse]") {
-  SparseTableConfig c;
-  c.name = "t";
-  c.width = 4;
-  c.evictAfter = 2;
+  SparseTableConfig c{.name = "t", .width = 4, .evictAfter = 2};
   SparseTable t(c);
   std::vector<float> g(4 * 1000, 0.1f);
   std::vector<uint64_t> first(1000), second(1000), third(1000);

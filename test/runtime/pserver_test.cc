@@ -72,6 +72,15 @@ struct OnePserverJob {
     return servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   }
   JobIdentity job() const { return {mode, 2, r.trainer().dist().plan_digest()}; }
+  /// Both trainers connect as `identity` and complete; the pserver must then end successfully.
+  void finishCleanly(std::future<std::string> &server, const JobIdentity &identity) {
+    Communicator t0(0, {endpoint}, shortTimeouts()), t1(1, {endpoint}, shortTimeouts());
+    REQUIRE_OK(t0.connect(identity));
+    REQUIRE_OK(t1.connect(identity));
+    REQUIRE_OK(t0.complete());
+    REQUIRE_OK(t1.complete());
+    CHECK(server.get() == "");
+  }
 };
 
 /// A bare DEALER connected to a pserver, for messages no Communicator would send.
@@ -263,12 +272,7 @@ TEST_CASE("a refused HELLO changes nothing: the real trainer still gets in", "[r
   forged.set_plan_digest("not this job");
   proto::MsgHeader h = rawRequest(raw, {forged.SerializeAsString(), ""});
   CHECK(h.kind() == proto::REPLY_ERROR);
-  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
-  REQUIRE_OK(t0.connect(job.job())); // at step 0, after the refused step 10^12
-  REQUIRE_OK(t1.connect(job.job()));
-  REQUIRE_OK(t0.complete());
-  REQUIRE_OK(t1.complete());
-  CHECK(server.get() == "");
+  job.finishCleanly(server, job.job()); // at step 0, after the refused step 10^12
 }
 
 TEST_CASE("a pserver whose trainer failed ends with an error naming it, not success", "[runtime]") {
@@ -318,12 +322,7 @@ TEST_CASE("a frame larger than any message of the plan is cut off, and the pserv
   std::string huge(8 << 20, 'x');
   raw.send(zmq::message_t(huge.data(), huge.size()), zmq::send_flags::none);
   CHECK_FALSE(receiveFrames(raw, std::chrono::milliseconds(1000))); // dropped: no reply
-  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
-  REQUIRE_OK(t0.connect(job.job()));
-  REQUIRE_OK(t1.connect(job.job()));
-  REQUIRE_OK(t0.complete());
-  REQUIRE_OK(t1.complete());
-  CHECK(server.get() == "");
+  job.finishCleanly(server, job.job());
 }
 
 TEST_CASE("a log budget lets a burst through per source and then counts what it held back",
@@ -350,12 +349,7 @@ TEST_CASE("a peer flooding a pserver with junk gets a few log lines, not one per
   zmq::socket_t raw = rawClient(ctx, job.endpoint);
   for (int i = 0; i < 50; ++i) // every one is answered with an error...
     CHECK(rawRequest(raw, {"junk " + std::to_string(i)}).kind() == proto::REPLY_ERROR);
-  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
-  REQUIRE_OK(t0.connect(job.job()));
-  REQUIRE_OK(t1.connect(job.job()));
-  REQUIRE_OK(t0.complete());
-  REQUIRE_OK(t1.complete());
-  CHECK(server.get() == "");
+  job.finishCleanly(server, job.job());
   int rejected = 0; // ...but the log names the address 5 times in its 10 s window
   for (const std::string &line : log.lines)
     if (line.find("rejected a message") != std::string::npos) {
@@ -376,12 +370,7 @@ TEST_CASE("a pserver refuses a trainer of another launch of the same model", "[r
                       "\"launch-a\""));
   JobIdentity same = job.job();
   same.jobId = "launch-a";
-  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
-  REQUIRE_OK(t0.connect(same));
-  REQUIRE_OK(t1.connect(same));
-  REQUIRE_OK(t0.complete());
-  REQUIRE_OK(t1.complete());
-  CHECK(server.get() == "");
+  job.finishCleanly(server, same);
 }
 
 TEST_CASE("OAR_JOB_ID names the launch a node belongs to", "[runtime]") {
