@@ -23,11 +23,12 @@ $b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_
 # Sum of the trainers' "(R samples/s)" in a log.
 rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {printf "%.0f", s}'; }
 
-# oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate samples/s.
+# [curve=--curve=false] oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate
+# samples/s.
 launch() {
   local s=$1 w=$2 mode=$3
   shift 3
-  $b/oar-launch --server-num=$s --worker-num=$w --mode=$mode --timeout=600 "$work/mlp" "$@" \
+  $b/oar-launch --server-num=$s --worker-num=$w --mode=$mode --timeout=600 ${curve:-} "$work/mlp" "$@" \
     >"$work/log" 2>&1 || { tail -20 "$work/log"; exit 1; }
   rate "$work/log"
 }
@@ -35,12 +36,14 @@ launch() {
 echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 single=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=1 | tee "$work/single" >/dev/null; rate "$work/single")
 echo "single machine, 1 thread: $single samples/s"
-printf '%-28s %12s\n' "job (oar-launch)" "samples/s"
+# oar-launch's default encrypts (CURVE); torch's RPC does not, so the ratios below compare
+# the plain-TCP runs (--curve=false), and the CURVE column shows what encryption costs.
+printf '%-28s %12s %12s\n' "job (oar-launch)" "samples/s" "with CURVE"
 declare -A oar
 for job in "1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async"; do
   set -- $job
-  oar[$job]=$(launch $1 $2 $3)
-  printf '%-28s %12s\n' "$2 trainers x $1 pservers $3" "${oar[$job]}"
+  oar[$job]=$(curve=--curve=false launch $1 $2 $3)
+  printf '%-28s %12s %12s\n' "$2 trainers x $1 pservers $3" "${oar[$job]}" "$(launch $1 $2 $3)"
 done
 
 # Debian's python3-torch belongs to Debian's python3, which a pyenv or venv on PATH may hide.

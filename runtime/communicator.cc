@@ -2,6 +2,7 @@
 #include "runtime/communicator.h"
 #include "runtime/memory_policy.h"
 
+#include <cstring>
 #include <thread>
 
 #include "ir/error.h"
@@ -9,8 +10,10 @@
 
 namespace oar::runtime {
 
-Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts)
-    : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts), context_(1) {
+Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts,
+                           CurveConfig curve)
+    : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts),
+      curve_(std::move(curve)), context_(1) {
   keepFreedMemoryForReuse(); // params arrive every step
 }
 
@@ -34,8 +37,15 @@ zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
     // disconnects, and a pserver exits right after acknowledging the last `complete`.
     // A missing pserver is caught by the reply timeout instead.
     s->set(zmq::sockopt::sndtimeo, 200);
+    if (curve_.enabled()) {
+      s->set(zmq::sockopt::curve_serverkey, curve_.serverKey);
+      s->set(zmq::sockopt::curve_publickey, curve_.own->publicKey);
+      s->set(zmq::sockopt::curve_secretkey, curve_.own->secretKey);
+    }
     std::string monitorAddress = "inproc://oar-monitor-" + std::to_string(monitorCount_++);
-    if (zmq_socket_monitor(s->handle(), monitorAddress.c_str(), ZMQ_EVENT_DISCONNECTED) == 0) {
+    int events = ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+    if (zmq_socket_monitor(s->handle(), monitorAddress.c_str(), events) == 0) {
       c.monitor = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
       c.monitor->connect(monitorAddress);
     }
@@ -49,13 +59,42 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
     if (!c.monitor)
       continue;
     zmq::message_t event;
-    bool dropped = false;
+    bool dropped = false, handshakeFailed = false;
+    std::optional<uint32_t> refusedStatus;
     while (c.monitor->recv(event, zmq::recv_flags::dontwait)) {
+      uint16_t id = 0; // the frame: a 16-bit event id, then a 32-bit value
+      uint32_t value = 0;
+      if (event.size() >= 6) {
+        std::memcpy(&id, event.data(), sizeof(id));
+        std::memcpy(&value, static_cast<const char *>(event.data()) + 2, sizeof(value));
+      }
       if (event.more()) { // the event frame is followed by the address frame
         zmq::message_t address;
         (void)c.monitor->recv(address, zmq::recv_flags::dontwait);
       }
-      dropped = true;
+      if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        refusedStatus = value;
+      else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) // mechanisms that differ
+        handshakeFailed = true;
+      else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) // CURVE: a server key not its own
+        (curve_.enabled() ? handshakeFailed : dropped) = true;
+      else
+        dropped = true;
+    }
+    // Keys do not change between attempts: connect() must not retry these.
+    if (refusedStatus) {
+      lastFailureWasRefusal_ = true;
+      return makeError("{0}: pserver {1} refused this trainer's CURVE key (ZAP status {2}): the "
+                       "public key of its --curve-secret file is not on the pserver's allow-list",
+                       who(), ep, *refusedStatus);
+    }
+    if (handshakeFailed) {
+      lastFailureWasRefusal_ = true;
+      return makeError("{0}: the ZeroMQ handshake with pserver {1} failed: {2}", who(), ep,
+                       curve_.enabled()
+                           ? "does it serve CURVE (--curve-secret) with the key pair whose public "
+                             "key is this trainer's --curve-server-key?"
+                           : "does it require CURVE keys (--curve-secret, --curve-server-key)?");
     }
     if (!dropped || !c.connected || c.completed)
       continue;

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "runtime/curve.h"
 #include "runtime/protocol.h"
 
 namespace oar::runtime {
@@ -19,7 +20,10 @@ struct JobIdentity {
 /// Talks to the pservers for one trainer. Not thread safe: one executor thread uses it.
 class Communicator {
 public:
-  Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts);
+  /// With `curve` enabled, every connection authenticates with its key pair and checks the
+  /// pservers' public key (CurveConfig::serverKey); traffic is encrypted.
+  Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts,
+               CurveConfig curve = {});
   ~Communicator();
 
   /// Connects to every pserver and checks the job matches (retrying with backoff until the
@@ -99,7 +103,7 @@ private:
 
   struct Connection {
     std::unique_ptr<zmq::socket_t> socket;
-    std::unique_ptr<zmq::socket_t> monitor; ///< ZMQ_EVENT_DISCONNECTED events of `socket`
+    std::unique_ptr<zmq::socket_t> monitor; ///< disconnects and failed handshakes of `socket`
     bool connected = false;                 ///< a reply came back: disconnects matter from now
     bool completed = false;                 ///< we said `complete`: it may go away
     bool lost = false; ///< it closed the connection before we completed: never wait on it again
@@ -108,6 +112,7 @@ private:
   int64_t trainerId_;
   std::vector<std::string> endpoints_;
   Timeouts timeouts_;
+  CurveConfig curve_;
   int64_t step_ = 0;
   int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply

@@ -16,6 +16,8 @@
 
 #include "executor/threads.h"
 #include "ir/error.h"
+#include "runtime/curve.h"
+#include "runtime/launch_keys.h"
 #include "runtime/pserver.h"
 #include "runtime/signals.h"
 #include "llvm/ADT/StringExtras.h"
@@ -115,6 +117,21 @@ llvm::Error launch(const LaunchOptions &opts) {
             "--startup", opts.modelDir + "/startup.pb",
             "--mode",    opts.mode};
   common.insert(common.end(), opts.extraArgs.begin(), opts.extraArgs.end());
+  std::unique_ptr<LaunchKeys> keys;
+  bool keysGiven = llvm::any_of(opts.extraArgs, [](const std::string &a) {
+    return llvm::StringRef(a).startswith("--curve");
+  });
+  if (opts.curve && !keysGiven) {
+    if (!curveAvailable()) {
+      if (opts.print)
+        opts.print("oar-launch: this libzmq has no CURVE: the job runs unauthenticated on "
+                   "127.0.0.1");
+    } else if (auto made = LaunchKeys::create(opts.workers)) {
+      keys = std::move(*made);
+    } else {
+      return made.takeError();
+    }
+  }
   auto ports = freePorts(opts.servers);
   if (!ports)
     return ports.takeError();
@@ -181,6 +198,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.insert(args.end(), {"--load", opts.loadDir});
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
+    if (keys)
+      llvm::append_range(args, keys->pserverArgs());
     start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads), env);
   }
   for (int i = 0; i < opts.workers; ++i) {
@@ -190,6 +209,8 @@ llvm::Error launch(const LaunchOptions &opts) {
     auto args = common;
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
+    if (keys)
+      llvm::append_range(args, keys->trainerArgs(i));
     start("trainer." + std::to_string(i), withThreads(args, trainerThreads), env);
   }
 

@@ -19,6 +19,9 @@ struct LaunchOptions {
   /// Compute threads per trainer (0: this host's cores split among the trainers) and per
   /// pserver; unused when extraArgs set --num-threads for every node.
   int trainerThreads = 0, pserverThreads = 1;
+  /// Nodes authenticate with CURVE keys made for this launch (unless extraArgs name keys, or
+  /// libzmq lacks CURVE); false: plain TCP on 127.0.0.1.
+  bool curve = true;
   int tailLines = 20;                             ///< a failed node's last lines to show
   int64_t timeoutSec = 0;                         ///< stop everything after this long (0: no limit)
   std::function<void(const std::string &)> print; ///< every output line, already prefixed

@@ -96,7 +96,10 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   if (!saveLock)
     return saveLock.takeError();
   std::vector<std::string> endpoints(dist.pservers().begin(), dist.pservers().end());
-  Communicator comm(id, endpoints, opts.timeouts);
+  if (opts.curve.enabled() && opts.curve.serverKey.empty())
+    return makeError("a trainer with a CURVE key pair needs the pservers' public key "
+                     "(--curve-server-key FILE)");
+  Communicator comm(id, endpoints, opts.timeouts, opts.curve);
   if (llvm::Error err =
           comm.connect({dist.mode(), dist.trainers(), dist.plan_digest(), opts.cluster.jobId}))
     return err;
@@ -209,6 +212,10 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.bind = opts.bind;
   env.pserver.log = opts.log;
   env.pserver.jobId = opts.cluster.jobId;
+  if (opts.curve.enabled() && opts.curve.allowed.empty())
+    return makeError("a pserver with a CURVE key pair needs the trainers' public keys to accept "
+                     "(--curve-allow FILE)");
+  env.pserver.curve = opts.curve;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
   // Distributed tables live in the checkpoint's tables/ directory, by virtual shard.

@@ -5,6 +5,7 @@
 
 #include "executor/trainer.h"
 #include "runtime/cluster.h"
+#include "runtime/curve.h"
 #include "runtime/protocol.h"
 #include "transpiler/config.h"
 
@@ -15,6 +16,9 @@ struct NodeOptions {
   DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;
   std::string bind; ///< pserver bind address (host:port), if not its endpoint
+  /// CURVE keys (runtime/curve.h): a pserver then accepts only the listed trainer keys, a
+  /// trainer authenticates with its own and checks the pservers' key. Empty: plain TCP.
+  CurveConfig curve;
   std::string loadDir, saveDir, metricsPath;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;

@@ -2,6 +2,7 @@
 #include "runtime/pserver.h"
 
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "executor/threads.h"
@@ -14,6 +15,7 @@
 #include "runtime/pserver_tables.h"
 #include "runtime/service_threads.h"
 #include "runtime/signals.h"
+#include "runtime/zap_handler.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -77,6 +79,9 @@ struct PserverLoop::Impl {
   std::vector<int> tableThread; ///< the service thread that owns each table
   std::unique_ptr<ServiceThreads> workers;
   zmq::context_t context{1};
+  /// Declared before the socket so it outlives it: a CURVE socket without a handler accepts
+  /// every key.
+  std::unique_ptr<ZapHandler> zap;
   zmq::socket_t socket{context, zmq::socket_type::router};
   OrderedReplies replies{[this](const std::string &peer, const proto::MsgHeader &h,
                                 const Tensor *t) { sendNow(peer, h, t); }};
@@ -85,7 +90,9 @@ struct PserverLoop::Impl {
   Impl(const proto::Program &p, Scope &s, PserverOptions o)
       : program(p), scope(s), opts(std::move(o)) {}
 
+  std::mutex logMutex; ///< the ZAP handler logs from its own thread
   void log(const std::string &line) {
+    std::lock_guard<std::mutex> lock(logMutex);
     if (opts.log)
       opts.log("pserver " + endpoint + ": " + line);
   }
@@ -146,6 +153,8 @@ struct PserverLoop::Impl {
     helloPeer.assign(fanin, "");
     lastSeen.assign(fanin, Clock::now());
     std::string bind = bindAddress();
+    if (llvm::Error err = startCurve())
+      return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     try {
       // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
       socket.set(zmq::sockopt::linger, 2000);
@@ -172,21 +181,44 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
-  /// Where to bind. Traffic is not authenticated, so by default a pserver serves this host only:
+  /// CURVE on every endpoint the socket binds, the handler first.
+  llvm::Error startCurve() {
+    if (!opts.curve.enabled())
+      return llvm::Error::success();
+    auto handler = ZapHandler::start(context, opts.curve.allowed,
+                                     [this](const std::string &line) { log(line); });
+    if (!handler)
+      return handler.takeError();
+    zap = std::move(*handler);
+    socket.set(zmq::sockopt::curve_server, true);
+    socket.set(zmq::sockopt::curve_secretkey, opts.curve.own->secretKey);
+    socket.set(zmq::sockopt::zap_domain, "oar");
+    log(llvm::formatv("CURVE: accepting {0} trainer key(s), traffic encrypted",
+                      opts.curve.allowed.size())
+            .str());
+    return llvm::Error::success();
+  }
+
+  /// Where to bind. With CURVE, the endpoint (or --bind): only listed keys get in. Without it
+  /// traffic is not authenticated, so by default a pserver serves this host only:
   /// an endpoint that is not a loopback address binds 127.0.0.1 at its port unless --bind says
   /// otherwise, and a bind to another address is served with a warning.
   std::string bindAddress() {
+    if (opts.curve.enabled())
+      return opts.bind.empty() ? endpoint : opts.bind;
     if (!opts.bind.empty()) {
       if (!isLoopbackEndpoint(opts.bind))
         log("warning: serving " + opts.bind +
-            " without authentication: any host that reaches it can read and change the model");
+            " without authentication: any host that reaches it can read and change the model "
+            "(give CURVE keys: --curve-secret, --curve-allow)");
       return opts.bind;
     }
     if (isLoopbackEndpoint(endpoint))
       return endpoint;
     std::string local = "127.0.0.1:" + llvm::StringRef(endpoint).rsplit(':').second.str();
     log("binding " + local + " only (this host): pass --bind " + endpoint +
-        " (or 0.0.0.0:port) to serve trainers on other hosts; traffic is not authenticated");
+        " (or 0.0.0.0:port) to serve trainers on other hosts; without CURVE keys "
+        "(--curve-secret, --curve-allow) traffic is not authenticated");
     return local;
   }
 

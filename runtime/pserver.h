@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "executor/executor.h"
+#include "runtime/curve.h"
 #include "runtime/protocol.h"
 
 namespace oar::runtime {
@@ -20,6 +21,9 @@ struct PserverOptions {
   std::string tableLoadDir, tableSaveDir;
   /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
   std::string jobId;
+  /// CURVE: only trainers whose public key is in `curve.allowed` can connect, and traffic is
+  /// encrypted. Without it, traffic is plain and the pserver binds 127.0.0.1 by default.
+  CurveConfig curve;
 };
 
 /// Serves one pserver program until every trainer has completed. One thread owns the socket:

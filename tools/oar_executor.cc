@@ -100,7 +100,43 @@ static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
                                       cl::desc("a pserver hearing from no trainer"),
                                       cl::init(600000), cl::cat(jobCategory));
 
+static cl::OptionCategory
+    keyCategory("CURVE keys (oar-keygen writes them; oar-launch makes its own)");
+static cl::opt<std::string> curveSecret("curve-secret",
+                                        cl::desc("this node's key pair (NAME.key from oar-keygen)"),
+                                        cl::value_desc("FILE"), cl::cat(keyCategory));
+static cl::opt<std::string>
+    curveServerKey("curve-server-key",
+                   cl::desc("trainers: the pservers' public key (their NAME.pub)"),
+                   cl::value_desc("FILE"), cl::cat(keyCategory));
+static cl::opt<std::string> curveAllow(
+    "curve-allow",
+    cl::desc("pservers: the trainers' public keys to accept (.pub files joined, or one per line)"),
+    cl::value_desc("FILE"), cl::cat(keyCategory));
+
 static ExitOnError exitOnErr("oar-executor: error: ");
+
+/// The CURVE setup the --curve-* flags give (empty without --curve-secret).
+static oar::runtime::CurveConfig curveFromFlags() {
+  oar::runtime::CurveConfig curve;
+  if (curveSecret.empty()) {
+    if (!curveServerKey.empty() || !curveAllow.empty())
+      exitOnErr(oar::makeError("--curve-server-key and --curve-allow need --curve-secret (this "
+                               "node's own key pair)"));
+    return curve;
+  }
+  curve.own = exitOnErr(oar::runtime::readCurveSecretFile(curveSecret));
+  if (!curveServerKey.empty()) {
+    auto keys = exitOnErr(oar::runtime::readCurvePublicKeys(curveServerKey));
+    if (keys.size() != 1)
+      exitOnErr(oar::makeError("{0}: holds {1} public keys; the pservers share one key pair",
+                               curveServerKey, keys.size()));
+    curve.serverKey = *keys.begin();
+  }
+  if (!curveAllow.empty())
+    curve.allowed = exitOnErr(oar::runtime::readCurvePublicKeys(curveAllow));
+  return curve;
+}
 
 static void printEval(const oar::EvalResult &eval) {
   outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
@@ -233,7 +269,7 @@ static int runSingle() {
 
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-executor");
-  cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory});
+  cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory, &keyCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
   oar::runtime::installStopHandlers();
   oar::runtime::NodeOptions opts;
@@ -269,6 +305,7 @@ int main(int argc, char **argv) {
   opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
   opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
   opts.evalOnly = evalOnly;
+  opts.curve = curveFromFlags();
   opts.log = [](const std::string &line) { errs() << line << "\n"; };
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
 

@@ -36,6 +36,10 @@ static cl::opt<int>
     workerThreads("worker-threads",
                   cl::desc("compute threads per trainer (default: the cores split among them)"),
                   cl::init(0), cl::cat(category));
+static cl::opt<bool> curve("curve",
+                           cl::desc("authenticate and encrypt with CURVE keys made for this launch "
+                                    "(default; --curve=false: plain TCP on 127.0.0.1)"),
+                           cl::init(true), cl::cat(category));
 static cl::opt<std::string> executor("executor",
                                      cl::desc("path of oar-executor (default: beside oar-launch)"),
                                      cl::cat(category));
@@ -68,6 +72,7 @@ int main(int argc, char **argv) {
   opts.servers = serverNum, opts.workers = workerNum, opts.mode = mode;
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
   opts.timeoutSec = timeoutSec;
+  opts.curve = curve;
   if (serverThreads < 1 || workerThreads < 0) {
     errs() << "oar-launch: error: --server-threads must be at least 1 and --worker-threads at "
               "least 0 (0: split the cores), not "

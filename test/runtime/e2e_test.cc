@@ -125,6 +125,23 @@ TEST_CASE("pserver service threads change no bit of sync training", "[e2e][runti
   }
 }
 
+TEST_CASE("oar-launch gives every job CURVE keys of its own, with the same bits as plain TCP",
+          "[e2e][runtime][curve]") {
+  std::string dir = scratchDir("e2e_curve_launch");
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=3");
+  std::string launch = binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 ";
+  std::string keyed = run(launch + "--save " + dir + "/keyed " + dir + "/model");
+  CHECK_THAT(keyed, Contains("[pserver.0] pserver 127.0.0.1:") &&
+                        Contains("CURVE: accepting 2 trainer key(s), traffic encrypted"));
+  std::string plain = run(launch + "--curve=false --save " + dir + "/plain " + dir + "/model");
+  CHECK_THAT(plain, !Contains("CURVE"));
+  for (const char *param : {"fc_0.w_0", "fc_0.b_0"}) {
+    std::string bits = readFile(dir + "/keyed/" + param + ".npy");
+    CHECK(!bits.empty());
+    CHECK(bits == readFile(dir + "/plain/" + param + ".npy"));
+  }
+}
+
 TEST_CASE("async and GEO training of fit_a_line converge: test MSE below 25", "[e2e][runtime]") {
   // One machine (batch 20) reaches a test MSE of 16.1 here and async about 14.6, from a first
   // loss above 400. GEO is judged on the global model the pservers hold once every trainer has

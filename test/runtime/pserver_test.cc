@@ -10,6 +10,7 @@
 #include "runtime/launcher.h"
 #include "runtime/log_limiter.h"
 #include "runtime/node.h"
+#include "test/runtime/pserver_job.h"
 #include "test/support/expect.h"
 #include "transpiler/transpiler.h"
 
@@ -17,112 +18,7 @@ using namespace oar;
 using namespace oar::runtime;
 using Catch::Matchers::Contains;
 
-namespace {
-
-Timeouts shortTimeouts() {
-  Timeouts t;
-  t.connect = std::chrono::milliseconds(3000);
-  t.reply = std::chrono::milliseconds(3000);
-  t.barrier = std::chrono::milliseconds(3000);
-  t.idle = std::chrono::milliseconds(10000);
-  return t;
-}
-
-/// Runs a pserver in a thread; the future holds its result text ("" for success).
-std::future<std::string> servePserver(NodePrograms progs, NodeOptions opts) {
-  return std::async(std::launch::async, [progs = std::move(progs), opts = std::move(opts)] {
-    llvm::Error err = runPserver(progs, opts);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  });
-}
-
-/// The lines a pserver logs, collected from its thread.
-struct LogLines {
-  std::mutex mutex;
-  std::vector<std::string> lines;
-  std::function<void(const std::string &)> sink() {
-    return [this](const std::string &line) {
-      std::lock_guard<std::mutex> lock(mutex);
-      lines.push_back(line);
-    };
-  }
-};
-
-/// fit_a_line transpiled for one pserver on a free port and two sync trainers.
-struct OnePserverJob {
-  TranspileResult r;
-  std::string endpoint, mode;
-  Timeouts timeouts = shortTimeouts();
-  explicit OnePserverJob(std::string jobMode = "sync") : mode(std::move(jobMode)) {
-    ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
-    DistributeConfig c;
-    c.mode = mode;
-    c.trainers = 2;
-    endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
-    c.pservers = {endpoint};
-    r = requireValue(transpile(m.main(), m.startup(), c));
-  }
-  /// Serves in a thread; the future holds the pserver's result text ("" for success).
-  std::future<std::string> serve(std::string jobId = "", LogLines *log = nullptr) {
-    NodeOptions opts;
-    opts.timeouts = timeouts;
-    opts.cluster.jobId = std::move(jobId);
-    if (log)
-      opts.log = log->sink();
-    return servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
-  }
-  JobIdentity job() const { return {mode, 2, r.trainer().dist().plan_digest()}; }
-  /// Both trainers connect as `identity` and complete; the pserver must then end successfully.
-  void finishCleanly(std::future<std::string> &server, const JobIdentity &identity) {
-    Communicator t0(0, {endpoint}, shortTimeouts()), t1(1, {endpoint}, shortTimeouts());
-    REQUIRE_OK(t0.connect(identity));
-    REQUIRE_OK(t1.connect(identity));
-    REQUIRE_OK(t0.complete());
-    REQUIRE_OK(t1.complete());
-    CHECK(server.get() == "");
-  }
-};
-
-/// A bare DEALER connected to a pserver, for messages no Communicator would send.
-zmq::socket_t rawClient(zmq::context_t &ctx, const std::string &endpoint) {
-  zmq::socket_t raw(ctx, zmq::socket_type::dealer);
-  raw.set(zmq::sockopt::linger, 0);
-  raw.connect(zmqAddress(endpoint));
-  return raw;
-}
-
-/// Sends raw frames and returns the reply header.
-proto::MsgHeader rawRequest(zmq::socket_t &s, std::vector<std::string> frames) {
-  for (size_t i = 0; i < frames.size(); ++i)
-    s.send(zmq::message_t(frames[i].data(), frames[i].size()),
-           i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-  auto reply = receiveFrames(s, std::chrono::milliseconds(3000));
-  REQUIRE(reply);
-  auto msg = requireValue(decodeMessage(*reply, 0));
-  return msg.header;
-}
-
-std::string header(proto::MsgKind kind, const std::string &var, int64_t trainer,
-                   std::vector<int64_t> dims = {}) {
-  proto::MsgHeader h = makeHeader(kind, var, trainer, 0);
-  if (!dims.empty()) {
-    h.set_dtype(proto::F32);
-    for (int64_t d : dims)
-      h.add_dims(d);
-  }
-  return h.SerializeAsString();
-}
-
-/// A HELLO of trainer 0 of `job`.
-std::string hello(const OnePserverJob &job) {
-  proto::MsgHeader h = makeHeader(proto::HELLO, "", 0, 0);
-  h.set_mode(job.mode);
-  h.set_trainers(2);
-  h.set_plan_digest(job.r.trainer().dist().plan_digest());
-  return h.SerializeAsString();
-}
-
-} // namespace
+using namespace oar::test;
 
 TEST_CASE("a message whose dims multiply past 64 bits is refused before any tensor is made",
           "[runtime][errors]") {

@@ -95,6 +95,25 @@ TEST_CASE("oar-executor refuses bad input with one clear line", "[tools][errors]
     expectOneLineError("--main " + dir + "/main.pb" + startup + " --load " + ckpt,
                        {"fc_0.b_0.npy", "i32[1]"});
   }
+  SECTION("CURVE key flags that cannot work") {
+    std::string out;
+    REQUIRE(runCommand("cd " + dir + " && " + binDir() + "/oar-keygen a b", out) == 0);
+    CHECK_THAT(out, Contains("a.key, a.pub: public key "));
+    CHECK(runCommand("cd " + dir + " && " + binDir() + "/oar-keygen a", out) == 1);
+    CHECK_THAT(out, Contains("oar-keygen: error: a.key: cannot create: File exists"));
+    writeFile(dir + "/two.allow", readFile(dir + "/a.pub") + readFile(dir + "/b.pub"));
+    std::string trainer = "--role trainer --pservers 127.0.0.1:9 --main " + dir + "/main.pb" +
+                          startup + " --connect-timeout-ms 100";
+    expectOneLineError(trainer + " --curve-allow " + dir + "/two.allow",
+                       {"--curve-server-key and --curve-allow need --curve-secret"});
+    expectOneLineError(trainer + " --curve-secret " + dir + "/none.key", {"none.key: cannot read"});
+    expectOneLineError(trainer + " --curve-secret " + dir + "/a.pub", {"a.pub: no secret-key"});
+    expectOneLineError(trainer + " --curve-secret " + dir + "/a.key --curve-server-key " + dir +
+                           "/two.allow",
+                       {"two.allow: holds 2 public keys; the pservers share one key pair"});
+    expectOneLineError(trainer + " --curve-secret " + dir + "/a.key",
+                       {"needs the pservers' public key (--curve-server-key FILE)"});
+  }
 }
 
 TEST_CASE("oar-model refuses unknown choices by name", "[tools][errors]") {
