@@ -58,7 +58,20 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   if (evals && main.test_feed().columns_size() == 0)
     return makeError("evaluating during training needs a test feed (--test-data or "
                      "ModelBuilder::setTestFeed)");
-  auto reader = openBatchSource(main.train_feed(), main.blocks(0), opts.trainerId, opts.trainers);
+  std::vector<Tensor> batch;
+  int64_t epoch = 0;
+  // The train rows, read up to `step`: batches come in the same order on every pass.
+  auto openAt = [&](int64_t step) -> llvm::Expected<std::unique_ptr<BatchSource>> {
+    auto source = openBatchSource(main.train_feed(), main.blocks(0), opts.trainerId, opts.trainers);
+    if (!source)
+      return source.takeError();
+    for (int64_t i = 0; i < step; ++i)
+      if (auto more = (*source)->next(batch, epoch); !more || !*more)
+        return more ? makeError("cannot go on from step {0}: the data has fewer batches", step)
+                    : more.takeError();
+    return source;
+  };
+  auto reader = openAt(opts.startStep);
   if (!reader)
     return reader.takeError();
   std::unique_ptr<BatchSource> testRows;
@@ -69,25 +82,36 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
     testRows = std::move(*rows);
   }
   std::vector<StepReport> reports;
-  std::vector<Tensor> batch;
-  int64_t epoch = 0,
+  int64_t step = opts.startStep,
           total = (*reader)->batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
-  for (;;) {
+  for (;; ++step) {
     auto more = (*reader)->next(batch, epoch);
     if (!more)
       return more.takeError();
     if (!*more)
       break;
     if (opts.shouldStop && opts.shouldStop())
-      return makeError("stopped by signal before step {0}", reports.size());
+      return makeError("stopped by signal before step {0}", step);
     fitComputeThreadsToLoad();
     auto start = std::chrono::steady_clock::now();
     feedBatch(scope, **reader, batch);
-    if (llvm::Error err = exec.run(main, scope))
-      return addContext(std::move(err), llvm::formatv("step {0}", reports.size()).str());
+    if (llvm::Error err = exec.run(main, scope)) {
+      if (!opts.recover)
+        return addContext(std::move(err), llvm::formatv("step {0}", step).str());
+      auto from = opts.recover(std::move(err));
+      if (!from)
+        return addContext(from.takeError(), llvm::formatv("step {0}", step).str());
+      reader = openAt(*from);
+      if (!reader)
+        return reader.takeError();
+      while (!reports.empty() && reports.back().step >= *from)
+        reports.pop_back();
+      step = *from - 1; // the loop's ++step
+      continue;
+    }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     StepReport r;
-    r.step = static_cast<int64_t>(reports.size());
+    r.step = step;
     r.epoch = epoch;
     r.rows = batch[0].dim(0);
     r.totalSteps = total;

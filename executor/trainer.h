@@ -36,6 +36,11 @@ struct TrainOptions {
   /// A NaN or inf loss ends training with an error naming the step and the first var that
   /// went non-finite; false trains on.
   bool stopOnNonFinite = true;
+  /// Steps already trained (a job resumed from a checkpoint): that many batches are skipped.
+  int64_t startStep = 0;
+  /// Called when a step fails: returns the step to go on from (the model and the data position
+  /// go back to it), or an error, the step's own when it cannot recover. Unset: none.
+  std::function<llvm::Expected<int64_t>(llvm::Error)> recover;
 };
 
 /// Runs block 0 of `main` once per batch of its train feed. Returns each step's report.

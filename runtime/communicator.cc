@@ -109,6 +109,7 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
         return makeError("{0}: pserver {1} failed while {2}: {3}", who(), ep, what,
                          msg->header.error());
     }
+    needsRecovery_ = true;
     return makeError("{0}: lost the connection to pserver {1} while {2}{3} (waiting on {4}); "
                      "is it running?",
                      who(), ep, what,
@@ -142,10 +143,12 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
                                                  std::chrono::milliseconds timeout) {
   auto start = std::chrono::steady_clock::now();
   std::optional<std::vector<zmq::message_t>> frames;
-  if (auto it = connections_.find(r.endpoint); it != connections_.end() && it->second.lost)
+  if (auto it = connections_.find(r.endpoint); it != connections_.end() && it->second.lost) {
+    needsRecovery_ = true;
     return makeError("{0}: pserver {1} is gone (its connection was lost); not waiting for it "
                      "while {2}",
                      who(), r.endpoint, what);
+  }
   while (!frames) { // wake up now and then to honour SIGTERM and notice dropped pservers
     auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - start);
@@ -175,6 +178,7 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
                      llvm::toString(msg.takeError()));
   if (msg->header.kind() == proto::REPLY_ERROR) {
     lastFailureWasRefusal_ = true;
+    needsRecovery_ |= msg->header.has_rolled_back_to();
     return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
                      kindName(r.header.kind()), r.header.var(), msg->header.error());
   }
@@ -217,6 +221,7 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
 }
 
 llvm::Error Communicator::connect(const JobIdentity &job) {
+  std::map<std::string, int64_t> steps; // what each HELLO reply says the pserver applied
   for (const std::string &ep : endpoints_) {
     proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, 0);
     hello.set_mode(job.mode);
@@ -234,8 +239,11 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
       auto wait = std::min({timeouts_.reply, std::chrono::milliseconds(2000),
                             std::max(left, std::chrono::milliseconds(50))});
       auto reply = roundTrip({{hello, nullptr, ep}}, "connecting", wait);
-      if (reply)
+      if (reply) {
+        pserversCheckpoint_ |= reply->front().header.checkpoints();
+        steps[ep] = reply->front().header.step();
         break;
+      }
       std::string why = llvm::toString(reply.takeError());
       if (lastFailureWasRefusal_) // a job mismatch: retrying cannot help
         return makeError("{0}", why);
@@ -255,7 +263,45 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }
   }
+  return pserversCheckpoint_ ? alignCheckpointSteps(job, steps) : llvm::Error::success();
+}
+
+llvm::Error Communicator::alignCheckpointSteps(const JobIdentity &job,
+                                               const std::map<std::string, int64_t> &steps) {
+  int64_t lowest = steps.begin()->second;
+  for (const auto &[ep, step] : steps)
+    lowest = std::min(lowest, step);
+  // Every pserver is asked, even one at that step already: it drops what was sent for later
+  // steps. Each acts on the first trainer's request only.
+  for (const std::string &ep : endpoints_) {
+    proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, lowest);
+    hello.set_mode(job.mode);
+    hello.set_trainers(job.trainers);
+    hello.set_plan_digest(job.planDigest);
+    hello.set_job_id(job.jobId);
+    hello.set_rollback_to(lowest);
+    auto reply = roundTrip({{hello, nullptr, ep}}, "going back to a checkpoint");
+    if (!reply)
+      return reply.takeError();
+    if (int64_t at = reply->front().header.step(); at != lowest)
+      return makeError("{0}: pserver {1} is at step {2} after going back to step {3}", who(), ep,
+                       at, lowest);
+  }
+  step_ = highestStepSent_ = lowest;
   return llvm::Error::success();
+}
+
+llvm::Error Communicator::reconnect(const JobIdentity &job) {
+  for (auto &[ep, c] : connections_) {
+    if (c.monitor)
+      c.monitor->close();
+    c.socket->close();
+  }
+  connections_.clear();
+  unacked_.clear();
+  prefetched_.clear();
+  needsRecovery_ = false;
+  return connect(job);
 }
 
 llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,

@@ -27,7 +27,9 @@ public:
   ~Communicator();
 
   /// Connects to every pserver and checks the job matches (retrying with backoff until the
-  /// connect timeout). Errors name the endpoint.
+  /// connect timeout). Errors name the endpoint. Checkpointing pservers all go back to the
+  /// newest step every one of them has (a job resumed from its checkpoints starts there, see
+  /// step()).
   llvm::Error connect(const JobIdentity &job);
   /// Sends each tensor to its endpoint without waiting; the acknowledgements (and any error a
   /// pserver reports) are collected by the next barrier, recv or complete. The tensors'
@@ -65,6 +67,17 @@ public:
   /// Tells every pserver this trainer is done (Paddle's exe.close()); `failure` is the reason
   /// when it stops because of an error. Errors are reported but every pserver is told.
   llvm::Error complete(const std::string &failure = "");
+
+  /// Whether the pservers write checkpoints (their HELLO replies say so): a lost pserver may
+  /// then come back, and the job go on from its checkpoint.
+  bool pserversCheckpoint() const { return pserversCheckpoint_; }
+  /// Whether the last error came from a pserver that went away or went back to a checkpoint,
+  /// and the pservers checkpoint: reconnect() may then recover.
+  bool needsRecovery() const { return needsRecovery_ && pserversCheckpoint_; }
+  /// Drops every connection and what was in flight, and connects again (waiting for a
+  /// restarted pserver up to the connect timeout). Afterwards step() is the step of the
+  /// checkpoint every pserver went back to.
+  llvm::Error reconnect(const JobIdentity &job);
 
   /// Waits until every send so far is acknowledged.
   llvm::Error flush() { return drainAcks(); }
@@ -122,6 +135,11 @@ private:
   std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;
+  bool pserversCheckpoint_ = false, needsRecovery_ = false;
+  /// Checkpointing pservers: the HELLOs of connect() found them at different steps, or a
+  /// reconnect; all go back to the lowest.
+  llvm::Error alignCheckpointSteps(const JobIdentity &job,
+                                   const std::map<std::string, int64_t> &steps);
 };
 
 } // namespace oar::runtime

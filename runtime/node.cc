@@ -100,9 +100,14 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     return makeError("a trainer with a CURVE key pair needs the pservers' public key "
                      "(--curve-server-key FILE)");
   Communicator comm(id, endpoints, opts.timeouts, opts.curve);
-  if (llvm::Error err =
-          comm.connect({dist.mode(), dist.trainers(), dist.plan_digest(), opts.cluster.jobId}))
+  JobIdentity job{dist.mode(), dist.trainers(), dist.plan_digest(), opts.cluster.jobId};
+  if (llvm::Error err = comm.connect(job))
     return err;
+  if (comm.step() > 0 && opts.log)
+    opts.log(llvm::formatv("trainer {0}: the pservers resumed from their checkpoint of step {1}; "
+                           "training goes on from there",
+                           id, comm.step())
+                 .str());
   RunEnv env;
   env.comm = &comm;
   env.program = &progs.main;
@@ -118,6 +123,29 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   train.trainers = dist.trainers();
   train.onStep = opts.onStep;
   train.shouldStop = stopRequested;
+  train.startStep = comm.step();
+  // A pserver that went away may come back from its checkpoint (restarted with the same flags):
+  // wait for it, bring every pserver back to that step, fetch its params and go on from there.
+  train.recover = [&](llvm::Error err) -> llvm::Expected<int64_t> {
+    if (!comm.needsRecovery())
+      return err;
+    if (opts.log)
+      opts.log(llvm::formatv("trainer {0}: {1}; waiting up to {2} ms (the connect timeout) for "
+                             "it to restart from its checkpoint",
+                             id, llvm::toString(std::move(err)), opts.timeouts.connect.count())
+                   .str());
+    else
+      llvm::consumeError(std::move(err));
+    if (llvm::Error e = comm.reconnect(job))
+      return e;
+    if (llvm::Error e = exec.run(progs.startup, scope)) // the params of that step
+      return addContext(std::move(e), "fetching the params again");
+    if (opts.log)
+      opts.log(
+          llvm::formatv("trainer {0}: every pserver is back at step {1}; going on", id, comm.step())
+              .str());
+    return comm.step();
+  };
   auto reports = opts.evalOnly ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})
                                : trainLoop(exec, progs.main, scope, train);
   if (!reports) { // let the pservers stop waiting for us, and say why
@@ -216,6 +244,11 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
     return makeError("a pserver with a CURVE key pair needs the trainers' public keys to accept "
                      "(--curve-allow FILE)");
   env.pserver.curve = opts.curve;
+  if (!opts.checkpointDir.empty())
+    env.pserver.checkpointDir =
+        inDir(opts.checkpointDir, "pserver." + std::to_string(progs.main.dist().pserver_index()));
+  env.pserver.checkpointEvery = opts.checkpointEvery;
+  env.pserver.checkpointKeep = opts.checkpointKeep;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
   // Distributed tables live in the checkpoint's tables/ directory, by virtual shard.

@@ -20,6 +20,11 @@ struct NodeOptions {
   /// trainer authenticates with its own and checks the pservers' key. Empty: plain TCP.
   CurveConfig curve;
   std::string loadDir, saveDir, metricsPath;
+  /// Sync pservers checkpoint to checkpointDir/pserver.<i>/ every checkpointEvery steps
+  /// (keeping the newest checkpointKeep) and resume from there when restarted.
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int checkpointKeep = 3;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
   /// Trainers skip training: trainer 0 evaluates the test feed on the pservers' model (loaded

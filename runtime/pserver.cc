@@ -12,6 +12,7 @@
 #include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
+#include "runtime/pserver_checkpoint.h"
 #include "runtime/pserver_tables.h"
 #include "runtime/service_threads.h"
 #include "runtime/signals.h"
@@ -27,6 +28,24 @@ char TrainersFailedError::ID = 0;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+/// A message of a trainer that has not said HELLO since this pserver went back to a checkpoint.
+class RolledBackError : public llvm::ErrorInfo<RolledBackError> {
+public:
+  static char ID;
+  RolledBackError(int64_t trainer, int64_t step) : trainer_(trainer), step_(step) {}
+  std::string message() const {
+    return llvm::formatv("this pserver went back to the checkpoint of step {0} (a pserver of the "
+                         "job restarted); trainer {1} must say HELLO again",
+                         step_, trainer_);
+  }
+  void log(llvm::raw_ostream &os) const override { os << message(); }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+private:
+  int64_t trainer_, step_;
+};
+char RolledBackError::ID = 0;
+
 /// A get_var waiting until the trainer's last closed step has been applied.
 struct PendingGet {
   std::string peer;
@@ -76,6 +95,10 @@ struct PserverLoop::Impl {
   std::vector<int> blockThread;
   llvm::StringMap<int> varThread;
   PserverTables tables;
+  std::optional<PserverCheckpoints> checkpoints;
+  /// The step this pserver last went back to at a trainer's request, until it moves on: the
+  /// other trainers' requests for the same step find it done.
+  std::optional<int64_t> rolledBackTo;
   std::vector<int> tableThread; ///< the service thread that owns each table
   std::unique_ptr<ServiceThreads> workers;
   zmq::context_t context{1};
@@ -140,7 +163,21 @@ struct PserverLoop::Impl {
       return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
     if (llvm::Error err = tables.init(program, scope, fanin))
       return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
-    if (!opts.tableLoadDir.empty() && tables.size() > 0) {
+    std::optional<int64_t> resumeStep;
+    if (!opts.checkpointDir.empty()) {
+      if (mode != "sync")
+        return makeError("pserver {0}: checkpoints (--checkpoint-dir) are built for sync jobs; "
+                         "this one runs {1}",
+                         endpoint, mode);
+      checkpoints.emplace(opts.checkpointDir, program.dist().checkpoint_digest(),
+                          std::max(2, opts.checkpointKeep));
+      resumeStep = checkpoints->latest();
+    }
+    if (resumeStep) {
+      if (llvm::Error err = checkpoints->load(*resumeStep, program, scope, tables))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+      log(llvm::formatv("resumed from checkpoint {0}", checkpoints->pathOf(*resumeStep)).str());
+    } else if (!opts.tableLoadDir.empty() && tables.size() > 0) {
       if (llvm::Error err = tables.load(opts.tableLoadDir))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
       log(llvm::formatv("loaded {0} table rows from {1}", tables.rows(), opts.tableLoadDir).str());
@@ -152,6 +189,16 @@ struct PserverLoop::Impl {
     lost.assign(fanin, false);
     helloPeer.assign(fanin, "");
     lastSeen.assign(fanin, Clock::now());
+    if (resumeStep) {
+      optimizedRounds = *resumeStep;
+      barrierRound.assign(fanin, *resumeStep);
+      lastStep.assign(fanin, *resumeStep);
+    } else if (checkpoints) { // the step a restart before the first checkpoint goes back to
+      if (llvm::Error err = checkpoints->write(0, program, scope, tables))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    }
+    if (checkpoints) // it starts where the trainers' rollback requests will point
+      rolledBackTo = optimizedRounds;
     std::string bind = bindAddress();
     if (llvm::Error err = startCurve())
       return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
@@ -411,6 +458,19 @@ struct PserverLoop::Impl {
         return err;
       optimizedRounds = round;
       roundWaitStart.reset();
+      if (rolledBackTo && round > *rolledBackTo)
+        rolledBackTo.reset();
+      if (checkpoints) {
+        bool requested = takeCheckpointRequest(); // SIGUSR1
+        if (requested || (opts.checkpointEvery > 0 && round % opts.checkpointEvery == 0)) {
+          if (llvm::Error err = checkpoints->write(round, program, scope, tables))
+            return err;
+          if (requested)
+            log(llvm::formatv("wrote checkpoint {0} on request (SIGUSR1)",
+                              checkpoints->pathOf(round))
+                    .str());
+        }
+      }
       serveReadyGets();
     }
   }
@@ -435,11 +495,14 @@ struct PserverLoop::Impl {
     int64_t t = h.trainer_id();
     if (t < 0 || t >= fanin)
       return makeError("trainer id {0} is out of range (this job has {1} trainers)", t, fanin);
+    if (h.kind() != proto::HELLO && helloPeer[t] != peer && rolledBackTo)
+      return llvm::make_error<RolledBackError>(t, *rolledBackTo);
     if (h.kind() != proto::HELLO && helloPeer[t] != peer)
       return makeError("trainer {0} sent {1} on a connection that said no HELLO (was this pserver "
                        "restarted under a running job?); a trainer starts with HELLO",
                        t, kindName(h.kind()));
-    if (h.step() < 0 || h.step() < lastStep[t])
+    // A HELLO starts the trainer's clock again (it reconnects after a pserver restarted).
+    if (h.step() < 0 || (h.kind() != proto::HELLO && h.step() < lastStep[t]))
       return makeError("step {0} goes back (trainer {1} was at step {2})", h.step(), t,
                        lastStep[t]);
     if (completed[t] && h.kind() != proto::COMPLETE)
@@ -472,8 +535,11 @@ struct PserverLoop::Impl {
         return makeError("trainer {0} belongs to launch \"{1}\", but this pserver to launch "
                          "\"{2}\"; a trainer of another oar-launch of the same model is refused",
                          t, h.job_id(), opts.jobId);
+      if (h.has_rollback_to())
+        if (llvm::Error err = rollback(h.rollback_to(), t))
+          return err;
       helloPeer[t] = peer;
-      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+      reply(peer, helloReply(t, h.step()));
       return llvm::Error::success();
     case proto::SEND_VAR: {
       auto it = gradToBlock.find(h.var());
@@ -557,6 +623,60 @@ struct PserverLoop::Impl {
     default:
       return makeError("a {0} message is not a request", kindName(h.kind()));
     }
+  }
+
+  /// The answer to a HELLO: whether this pserver checkpoints, and (sync) the step it applied.
+  proto::MsgHeader helloReply(int64_t t, int64_t step) const {
+    proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, checkpoints ? optimizedRounds : step);
+    ok.set_checkpoints(checkpoints.has_value());
+    return ok;
+  }
+
+  /// Goes back to the checkpoint of `step` (a pserver of the job restarted from it), at trainer
+  /// `by`'s request. Every trainer then sends from step + 1 again: what they sent for later
+  /// steps is dropped, and each must say HELLO again before anything else is taken from it.
+  llvm::Error rollback(int64_t step, int64_t by) {
+    if (!checkpoints)
+      return makeError("trainer {0} asks to go back to step {1}, but this pserver writes no "
+                       "checkpoints (--checkpoint-dir)",
+                       by, step);
+    if (rolledBackTo == step)
+      return llvm::Error::success(); // another trainer asked first
+    if (step > optimizedRounds)
+      return makeError("trainer {0} asks to go back to step {1}, but this pserver applied only "
+                       "{2} steps",
+                       by, step, optimizedRounds);
+    if (step < optimizedRounds) {
+      PserverTables fresh; // rows added since then must go too
+      if (llvm::Error err = fresh.init(program, scope, fanin))
+        return err;
+      if (llvm::Error err = checkpoints->load(step, program, scope, fresh))
+        return err;
+      tables = std::move(fresh);
+    }
+    tables.forgetKept();
+    optimizedRounds = step;
+    barrierRound.assign(fanin, step);
+    lastStep.assign(fanin, step);
+    roundWaitStart.reset();
+    for (PendingGet &g : pending)
+      replyRolledBack(g.peer, g.header, step);
+    pending.clear();
+    for (int64_t t = 0; t < fanin; ++t)
+      if (t != by)
+        helloPeer[t].clear();
+    rolledBackTo = step;
+    log(llvm::formatv("went back to checkpoint step {0} at trainer {1}'s request (a pserver of "
+                      "the job restarted from it)",
+                      step, by)
+            .str());
+    return llvm::Error::success();
+  }
+  void replyRolledBack(const std::string &peer, const proto::MsgHeader &req, int64_t step) {
+    proto::MsgHeader h = makeHeader(proto::REPLY_ERROR, req.var(), req.trainer_id(), req.step());
+    h.set_error(RolledBackError(req.trainer_id(), step).message());
+    h.set_rolled_back_to(step);
+    reply(peer, h);
   }
 
   // An optimize failure is the server's own problem, not the sender's: remember it.
@@ -668,6 +788,11 @@ struct PserverLoop::Impl {
         continue;
       }
       if (llvm::Error err = handle(identity, *msg)) {
+        if (err.isA<RolledBackError>()) { // a trainer that has not reconnected yet
+          llvm::consumeError(std::move(err));
+          replyRolledBack(identity, msg->header, *rolledBackTo);
+          continue;
+        }
         std::string why = llvm::toString(std::move(err));
         logRejection(frames->back(),
                      llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
@@ -707,6 +832,10 @@ struct PserverLoop::Impl {
         if (llvm::Error err = tables.save(opts.tableSaveDir))
           return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     }
+    // The job's last step, so that starting it again finds it done instead of training its tail.
+    if (checkpoints && checkpoints->latest() != optimizedRounds)
+      if (llvm::Error err = checkpoints->write(optimizedRounds, program, scope, tables))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     log("all trainers completed");
     return llvm::Error::success();
   }

@@ -21,6 +21,12 @@ struct PserverOptions {
   std::string tableLoadDir, tableSaveDir;
   /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
   std::string jobId;
+  /// Sync: write a checkpoint (pserver_checkpoint.h) to checkpointDir every checkpointEvery
+  /// steps, keeping the newest checkpointKeep. A pserver started with a checkpoint there resumes
+  /// from the newest; trainers then bring the other pservers back to the same step.
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int checkpointKeep = 3;
   /// CURVE: only trainers whose public key is in `curve.allowed` can connect, and traffic is
   /// encrypted. Without it, traffic is plain and the pserver binds 127.0.0.1 by default.
   CurveConfig curve;

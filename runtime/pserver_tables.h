@@ -34,6 +34,12 @@ public:
   /// average over the live trainers, and forgets them. The order of the sum does not depend on
   /// arrival or on how many pservers share the table, so neither does the result.
   void applyStep(size_t table, const std::vector<bool> &live);
+  /// Sync: drops every kept push (a rollback: the trainers send their step again).
+  void forgetKept() {
+    for (Held &h : held_)
+      for (auto &pushes : h.kept)
+        pushes.clear();
+  }
   /// The largest frame a push of any table may need.
   int64_t largestMessage() const;
   /// Writes every table's rows under DIR/<table>/ (see table_checkpoint.h).

@@ -21,4 +21,18 @@ void installStopHandlers() {
 bool stopRequested() { return gStopSignal.load() != 0; }
 int stopSignal() { return gStopSignal.load(); }
 
+static std::atomic<bool> gCheckpointRequested{false};
+
+static void onCheckpoint(int) { gCheckpointRequested.store(true); }
+
+void installCheckpointHandler() {
+  struct sigaction sa = {};
+  sa.sa_handler = onCheckpoint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+bool takeCheckpointRequest() { return gCheckpointRequested.exchange(false); }
+
 } // namespace oar::runtime

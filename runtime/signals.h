@@ -1,4 +1,5 @@
-// SIGTERM/SIGINT handling: loops poll stopRequested() and stop cleanly.
+// SIGTERM/SIGINT handling: loops poll stopRequested() and stop cleanly; SIGUSR1 asks for a
+// checkpoint.
 #pragma once
 
 namespace oar::runtime {
@@ -9,5 +10,11 @@ void installStopHandlers();
 bool stopRequested();
 /// The signal that asked to stop (0 if none).
 int stopSignal();
+
+/// Installs a handler for SIGUSR1 that only sets a flag: a checkpointing pserver writes one
+/// after its next step (`kill -USR1 PID`).
+void installCheckpointHandler();
+/// True once per SIGUSR1 since the last call.
+bool takeCheckpointRequest();
 
 } // namespace oar::runtime

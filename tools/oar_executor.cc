@@ -100,6 +100,18 @@ static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
                                       cl::desc("a pserver hearing from no trainer"),
                                       cl::init(600000), cl::cat(jobCategory));
 
+static cl::opt<std::string> checkpointDir(
+    "checkpoint-dir",
+    cl::desc("sync pservers write checkpoints to DIR/pserver.<i>/ and resume from the newest"),
+    cl::value_desc("DIR"), cl::cat(jobCategory));
+static cl::opt<int64_t>
+    checkpointEvery("checkpoint-every",
+                    cl::desc("steps between checkpoints (default 100; 0: only on "
+                             "request, kill -USR1 PID)"),
+                    cl::init(100), cl::cat(jobCategory));
+static cl::opt<int> checkpointKeep("checkpoint-keep",
+                                   cl::desc("checkpoints kept, newest first (default 3, least 2)"),
+                                   cl::init(3), cl::cat(jobCategory));
 static cl::OptionCategory
     keyCategory("CURVE keys (oar-keygen writes them; oar-launch makes its own)");
 static cl::opt<std::string> curveSecret("curve-secret",
@@ -306,6 +318,13 @@ int main(int argc, char **argv) {
   opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
   opts.evalOnly = evalOnly;
   opts.curve = curveFromFlags();
+  if (!checkpointDir.empty() && checkpointEvery < 0)
+    exitOnErr(oar::makeError("--checkpoint-every {0} must be 0 (on request only) or more",
+                             checkpointEvery));
+  if (!checkpointDir.empty()) // kill -USR1 asks a pserver for a checkpoint after its next step
+    oar::runtime::installCheckpointHandler();
+  opts.checkpointDir = checkpointDir, opts.checkpointEvery = checkpointEvery;
+  opts.checkpointKeep = checkpointKeep;
   opts.log = [](const std::string &line) { errs() << line << "\n"; };
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
 

@@ -166,11 +166,11 @@ std::vector<int64_t> DistributePlan::endpointBytes() const {
   return bytes;
 }
 
-std::string DistributePlan::digest() const {
+std::string DistributePlan::digest(bool withEndpoints) const {
   std::string s = config.mode + "|" + std::to_string(config.trainers) + "|" +
                   std::to_string(config.mode == "geo" ? config.geoKSteps : 0);
   for (const std::string &ep : config.pservers)
-    s += "|" + ep;
+    s += "|" + (withEndpoints ? ep : std::string("pserver"));
   for (const ParamPlan &p : params)
     for (const VarBlock &b : p.blocks)
       s += "|" + b.name + ":" + std::to_string(b.numel) + "@" + std::to_string(b.endpointIndex);
@@ -182,8 +182,8 @@ std::string DistributePlan::digest() const {
 }
 
 std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
-                      const proto::Program &startup) {
-  std::string bytes = plan.digest();
+                      const proto::Program &startup, bool withEndpoints) {
+  std::string bytes = plan.digest(withEndpoints);
   for (const proto::Program *p : {&main, &startup}) {
     google::protobuf::io::StringOutputStream out(&bytes);
     google::protobuf::io::CodedOutputStream coded(&out);

@@ -62,7 +62,9 @@ struct DistributePlan {
   /// Bytes of parameter blocks per endpoint, in endpoint order.
   std::vector<int64_t> endpointBytes() const;
   /// A stable hash of everything trainers and pservers must agree on.
-  std::string digest() const;
+  /// A hash of the plan; `withEndpoints` false leaves out where the pservers are (their number
+  /// stays), for what must survive a relaunch on other ports or hosts.
+  std::string digest(bool withEndpoints = true) const;
   /// The human-readable plan: each block with rows, elements, bytes and endpoint; load per
   /// endpoint.
   std::string text() const;
@@ -74,7 +76,7 @@ uint64_t fnv1a64(llvm::StringRef s);
 /// job it was made from (every op and attr, so the optimizer and its learning rate, and the data
 /// feed), so a trainer of another job with the same architecture is refused.
 std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
-                      const proto::Program &startup);
+                      const proto::Program &startup, bool withEndpoints = true);
 
 /// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params;
 /// `tables` (what the distributed-table pass took out of `main`) join the plan as they are.

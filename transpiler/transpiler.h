@@ -53,6 +53,9 @@ struct TranspileInputs {
   const DistributePlan &plan;
   /// jobDigest(plan, main, startup): what every program records as its plan_digest.
   std::string digest;
+  /// The same without the pservers' endpoints: names the job's checkpoints, which a relaunch on
+  /// other ports resumes from.
+  std::string checkpointDigest;
   /// The vars of main's block 0 by name.
   llvm::DenseMap<llvm::StringRef, const proto::Var *> mainVars;
   /// The first op of startup's block 0 that writes each var.

@@ -12,6 +12,7 @@
 #include "test/support/fixture.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;
@@ -40,15 +41,16 @@ void makeFitALine(const std::string &dir, const std::string &args) {
 /// Runs test/runtime/run_job.sh (2 pservers, 2 trainers on free ports), killing `victim`
 /// `after` seconds in; returns its "<node> <exit status>" lines. Logs go to `out`; the pservers'
 /// ports go to `portsOut` when given.
-/// `convention` (paddle1, paddle2, tf) is how the nodes learn their roles (run_job.sh says how).
+/// `convention` (paddle1, paddle2, tf) is how the nodes learn their roles (run_job.sh says how);
+/// `env` prefixes the command (RESTART_AFTER=S restarts the victim).
 std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
                    const std::string &after, const std::string &flags,
-                   std::vector<int> *portsOut = nullptr,
-                   const std::string &convention = "paddle1") {
+                   std::vector<int> *portsOut = nullptr, const std::string &convention = "paddle1",
+                   const std::string &env = "") {
   auto ports = requireValue(runtime::freePorts(2));
   if (portsOut)
     *portsOut = ports;
-  return run("CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
+  return run(env + " CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
              binDir() + " " + model + " " + out + " " + std::to_string(ports[0]) + " " +
              std::to_string(ports[1]) + " " + victim + " " + after + " " + flags);
 }
@@ -214,6 +216,63 @@ TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint"
   std::string endpoint = "127.0.0.1:" + std::to_string(ports[1]);
   CHECK_THAT(readFile(dir + "/run/trainer.0.log"), Contains("pserver " + endpoint));
   CHECK_THAT(readFile(dir + "/run/trainer.1.log"), Contains("pserver " + endpoint));
+}
+
+TEST_CASE("a sync pserver killed mid-run and restarted resumes from its checkpoint: the job "
+          "ends with the bits of an uninterrupted run",
+          "[e2e][runtime][fault][checkpoint]") {
+  // Adam, so the optimizer's moments and step count must come back too. The restarted pserver
+  // resumes from its newest complete checkpoint; the trainers bring the other pserver back to
+  // it, fetch its params and train on from its data position.
+  std::string dir = scratchDir("e2e_restart_pserver");
+  makeFitALine(dir + "/model", "--optimizer=adam --lr=0.01 --batch-size=10 --epochs=300");
+  std::string flags = "--mode sync --checkpoint-every 50 --checkpoint-dir " + dir + "/ckpt";
+  std::string whole = runJob(dir + "/model", dir + "/whole", "none", "0",
+                             "--mode sync --save " + dir + "/whole/params");
+  CHECK_THAT(whole, Contains("trainer.0 0") && Contains("trainer.1 0"));
+  std::string out =
+      runJob(dir + "/model", dir + "/run", "pserver.1", "1.5",
+             flags + " --save " + dir + "/run/params", nullptr, "paddle1", "RESTART_AFTER=0.5");
+  INFO(out);
+  CHECK_THAT(out, Contains("pserver.1 137") && Contains("pserver.1.restarted 0") &&
+                      Contains("pserver.0 0") && Contains("trainer.0 0") &&
+                      Contains("trainer.1 0"));
+  CHECK_THAT(readFile(dir + "/run/pserver.1.restarted.log"),
+             Contains("resumed from checkpoint " + dir + "/ckpt/pserver.1/step-"));
+  CHECK_THAT(readFile(dir + "/run/pserver.0.log"), Contains("went back to checkpoint step"));
+  for (const char *t : {"/run/trainer.0.log", "/run/trainer.1.log"})
+    CHECK_THAT(readFile(dir + t), Contains("every pserver is back at step"));
+  for (const char *param : {"fc_0.w_0", "fc_0.b_0"}) {
+    std::string bits = readFile(dir + "/whole/params/" + param + ".npy");
+    CHECK(!bits.empty());
+    CHECK(bits == readFile(dir + "/run/params/" + param + ".npy"));
+  }
+}
+
+TEST_CASE("SIGUSR1 makes a pserver write a checkpoint after its next step",
+          "[e2e][runtime][checkpoint]") {
+  std::string dir = scratchDir("e2e_checkpoint_on_request");
+  makeFitALine(dir + "/model", "--batch-size=10 --epochs=300");
+  std::string out = runJob(dir + "/model", dir + "/run", "pserver.0", "1.0",
+                           "--mode sync --checkpoint-every 0 --checkpoint-dir " + dir + "/ckpt",
+                           nullptr, "paddle1", "VICTIM_SIGNAL=USR1");
+  INFO(out);
+  CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
+                      Contains("trainer.1 0"));
+  std::string log = readFile(dir + "/run/pserver.0.log");
+  INFO(log);
+  REQUIRE_THAT(log, Contains("wrote checkpoint " + dir + "/ckpt/pserver.0/step-"));
+  // The step it names is on disk, whole; pserver.1 (not asked) has only its starting one.
+  size_t at = log.find("/step-", log.find("wrote checkpoint")) + 6;
+  std::string step = log.substr(at, log.find_first_not_of("0123456789", at) - at);
+  CHECK(step != "0");
+  CHECK(llvm::sys::fs::exists(dir + "/ckpt/pserver.0/step-" + step + "/MANIFEST"));
+  std::error_code ec;
+  int others = 0;
+  for (llvm::sys::fs::directory_iterator it(dir + "/ckpt/pserver.1", ec), end; it != end && !ec;
+       it.increment(ec))
+    others += llvm::sys::path::filename(it->path()) != "step-0";
+  CHECK(others == 0);
 }
 
 TEST_CASE("nodes started by hand from Paddle 1.x, Paddle 2.x or TF_CONFIG variables train alike",

@@ -5,6 +5,9 @@
 #   CONVENTION (environment, default paddle1): how each node learns its role, as a site's launcher
 #   would tell it: paddle1 (PADDLE_TRAINING_ROLE ...), paddle2 (fleet's TRAINING_ROLE, POD_IP,
 #   PADDLE_PORT ...) or tf (TF_CONFIG with a chief and a worker).
+#   RESTART_AFTER (environment): start VICTIM again this many seconds after killing it.
+#   VICTIM_SIGNAL (environment, default KILL): the signal VICTIM gets; another than KILL (USR1
+#   asks a pserver for a checkpoint) leaves it running.
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
 # hang shows as status 124 instead of hanging the test.
 set -u
@@ -43,21 +46,35 @@ nodeEnv() {
   esac
 }
 declare -A pids
+# startNode ROLE INDEX LOG: starts node ROLE.INDEX with this script's flags, logging to LOG.
+startNode() {
+  # Word splitting of nodeEnv's output is wanted; its values hold no spaces.
+  # shellcheck disable=SC2046
+  env $(nodeEnv "$1" "$2") timeout 120 "$bin/oar-executor" \
+    --main "$model/main.pb" --startup "$model/startup.pb" "${flags[@]}" >"$3" 2>&1 &
+  pids[$1.$2]=$!
+}
+flags=("$@")
 for role in pserver trainer; do
   for i in 0 1; do
-    # Word splitting of nodeEnv's output is wanted; its values hold no spaces.
-    # shellcheck disable=SC2046
-    env $(nodeEnv $role $i) timeout 120 "$bin/oar-executor" \
-      --main "$model/main.pb" --startup "$model/startup.pb" "$@" >"$out/$role.$i.log" 2>&1 &
-    pids[$role.$i]=$!
+    startNode $role $i "$out/$role.$i.log"
   done
 done
+nodes="pserver.0 pserver.1 trainer.0 trainer.1"
 if [ "$victim" != none ]; then
   sleep "$after"
   # `timeout` runs oar-executor as its child: kill that child, as a crash would.
-  pkill -KILL -P "${pids[$victim]}"
+  pkill -"${VICTIM_SIGNAL:-KILL}" -P "${pids[$victim]}"
+  if [ -n "${RESTART_AFTER:-}" ]; then # start it again, as an operator or a supervisor would
+    wait "${pids[$victim]}"
+    echo "$victim $?"
+    sleep "$RESTART_AFTER"
+    startNode "${victim%.*}" "${victim#*.}" "$out/$victim.restarted.log"
+    nodes=$(echo "$nodes" | sed "s/$victim/$victim.restarted/")
+    pids[$victim.restarted]=${pids[$victim]}
+  fi
 fi
-for node in pserver.0 pserver.1 trainer.0 trainer.1; do
+for node in $nodes; do
   wait "${pids[$node]}"
   echo "$node $?"
 done
