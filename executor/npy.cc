@@ -124,7 +124,8 @@ static int syncToDisk(const std::string &path) {
   return err;
 }
 
-llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
+/// Writes `t` as a .npy file at `file`; errors name `path` (the name the caller gave).
+static llvm::Error writeNpyFile(const std::string &file, llvm::StringRef path, const Tensor &t) {
   std::string shape = "(";
   for (int64_t d : t.dims())
     shape += std::to_string(d) + ", ";
@@ -140,16 +141,8 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  // Written under a temporary name, synced, then renamed over `path`: a crash or a full disk leaves
-  // the old file or the new one, never half of one. A path that names something other than a file
-  // (a device such as /dev/full, a pipe) is written directly: renaming over it would replace it.
-  llvm::sys::fs::file_status st;
-  bool special = !llvm::sys::fs::status(path, st) && llvm::sys::fs::exists(st) &&
-                 st.type() != llvm::sys::fs::file_type::regular_file &&
-                 st.type() != llvm::sys::fs::file_type::directory_file;
-  std::string tmp = special ? path.str() : (path + ".tmp").str();
   std::error_code ec;
-  llvm::raw_fd_ostream os(tmp, ec);
+  llvm::raw_fd_ostream os(file, ec);
   if (ec)
     return makeError("{0}: cannot write: {1}", path, ec.message());
   os.write(kMagic, 6);
@@ -161,16 +154,36 @@ llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
   if (os.has_error()) {
     std::error_code failed = os.error();
     os.clear_error(); // an error left set makes the stream's destructor abort the process
-    if (!special)
-      llvm::sys::fs::remove(tmp);
     return makeError("{0}: write failed: {1}", path, failed.message());
   }
-  if (special)
-    return llvm::Error::success();
-  if (int err = syncToDisk(tmp)) {
-    llvm::sys::fs::remove(tmp);
+  return llvm::Error::success();
+}
+
+llvm::Error writeNpySynced(llvm::StringRef file, llvm::StringRef path, const Tensor &t) {
+  if (llvm::Error err = writeNpyFile(file.str(), path, t)) {
+    llvm::sys::fs::remove(file);
+    return err;
+  }
+  if (int err = syncToDisk(file.str())) {
+    llvm::sys::fs::remove(file);
     return makeError("{0}: write failed: cannot flush it to disk: {1}", path, std::strerror(err));
   }
+  return llvm::Error::success();
+}
+
+llvm::Error writeNpy(llvm::StringRef path, const Tensor &t) {
+  // Written under a temporary name, synced, then renamed over `path`: a crash or a full disk leaves
+  // the old file or the new one, never half of one. A path that names something other than a file
+  // (a device such as /dev/full, a pipe) is written directly: renaming over it would replace it.
+  llvm::sys::fs::file_status st;
+  bool special = !llvm::sys::fs::status(path, st) && llvm::sys::fs::exists(st) &&
+                 st.type() != llvm::sys::fs::file_type::regular_file &&
+                 st.type() != llvm::sys::fs::file_type::directory_file;
+  if (special)
+    return writeNpyFile(path.str(), path, t);
+  std::string tmp = (path + ".tmp").str();
+  if (llvm::Error err = writeNpySynced(tmp, path, t))
+    return err;
   if (std::error_code renamed = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
     return makeError("{0}: cannot replace it: {1}", path, renamed.message());

@@ -7,6 +7,7 @@
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
+#include "executor/save_set.h"
 #include "executor/threads.h"
 #include "ir/error.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -230,6 +231,8 @@ llvm::Expected<std::vector<std::string>> loadPersistables(const proto::Program &
                                                           llvm::StringRef dir) {
   if (!llvm::sys::fs::is_directory(dir))
     return makeError("{0}: not a directory to load parameters from", dir);
+  if (llvm::Error err = finishInterruptedSaves(dir))
+    return err;
   std::vector<std::string> loaded;
   for (const proto::Var &v : main.blocks(0).vars()) {
     if (!v.persistable())
@@ -258,16 +261,19 @@ llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llv
                              bool parametersOnly) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError("{0}: cannot create directory: {1}", dir, ec.message());
+  if (llvm::Error err = finishInterruptedSaves(dir)) // an older save must not land after this one
+    return err;
+  SaveSet files(dir.str()); // replaced together: a save killed midway leaves the old files
   for (const proto::Var &v : main.blocks(0).vars()) {
     const Tensor *t = scope.find(v.name());
     if (!v.persistable() || (parametersOnly && !v.is_parameter()) || !t || !t->initialized())
       continue;
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, v.name() + ".npy");
-    if (llvm::Error err = writeNpy(path, *t))
+    if (llvm::Error err = files.add(path, *t))
       return err;
   }
-  return llvm::Error::success();
+  return files.commit();
 }
 
 } // namespace oar

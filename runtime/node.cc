@@ -5,6 +5,7 @@
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
+#include "executor/save_set.h"
 #include "executor/threads.h"
 #include "ir/error.h"
 #include "ir/names.h"
@@ -194,6 +195,8 @@ static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &liste
   ops::AttrReader attrs(listen, *ops::lookupOp("listen_and_serv"));
   auto blocks = attrs.getStrings("param_blocks"), params = attrs.getStrings("block_params");
   auto begins = attrs.getInts("block_row_begin");
+  if (llvm::Error err = finishInterruptedSaves(dir))
+    return err;
   std::map<std::string, Tensor> whole;
   for (size_t i = 0; i < blocks.size(); ++i) {
     std::string path = inDir(dir, params[i] + ".npy");

@@ -136,13 +136,18 @@ void PserverTables::applyStep(size_t table, const std::vector<bool> &live) {
 }
 
 llvm::Error PserverTables::save(llvm::StringRef dir) const {
+  if (llvm::Error err = finishInterruptedSaves(dir))
+    return err;
+  SaveSet files(dir.str()); // every shard of every table replaced together
   for (const Held &h : held_)
-    if (llvm::Error err = saveTable(*h.table, routing_, dir))
+    if (llvm::Error err = saveTable(*h.table, routing_, dir, files))
       return err;
-  return llvm::Error::success();
+  return files.commit();
 }
 
 llvm::Error PserverTables::load(llvm::StringRef dir) {
+  if (llvm::Error err = finishInterruptedSaves(dir))
+    return err;
   for (Held &h : held_)
     if (llvm::Error err = loadTable(*h.table, routing_, pserverIndex_, dir))
       return err;

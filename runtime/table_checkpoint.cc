@@ -20,7 +20,8 @@ static std::string shardPath(llvm::StringRef dir, const SparseTable &table, int6
   return path.str().str();
 }
 
-llvm::Error saveTable(const SparseTable &table, const SparseRouting &routing, llvm::StringRef dir) {
+llvm::Error saveTable(const SparseTable &table, const SparseRouting &routing, llvm::StringRef dir,
+                      SaveSet &files) {
   std::map<int64_t, std::vector<uint64_t>> shards; // shard -> its keys here
   table.forEachRow(
       [&](uint64_t key, const float *) { shards[routing.shardOf(key)].push_back(key); });
@@ -36,9 +37,9 @@ llvm::Error saveTable(const SparseTable &table, const SparseRouting &routing, ll
     std::memcpy(keyTensor.raw(), keys.data(), keys.size() * sizeof(uint64_t));
     for (int64_t i = 0; i < n; ++i)
       table.readRow(keys[i], values.data<float>() + i * stride);
-    if (llvm::Error err = writeNpy(shardPath(dir, table, shard, "values"), values))
+    if (llvm::Error err = files.add(shardPath(dir, table, shard, "values"), values))
       return err;
-    if (llvm::Error err = writeNpy(shardPath(dir, table, shard, "keys"), keyTensor))
+    if (llvm::Error err = files.add(shardPath(dir, table, shard, "keys"), keyTensor))
       return err;
   }
   return llvm::Error::success();

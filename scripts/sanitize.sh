@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 OAR_EXTRA_PACKAGES="clang-14 libclang-rt-14-dev libomp-14-dev" scripts/setup.sh >/dev/null
 
-flags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+flags="-O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 flags+=" -fsanitize=fuzzer-no-link -Wno-unknown-warning-option -Wno-mismatched-tags"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
