@@ -281,6 +281,9 @@ static int runSingle() {
 
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-executor");
+  // kill -USR1 asks a checkpointing pserver for a checkpoint; caught from the start, so that a
+  // signal sent while the node starts cannot end it (others ignore it).
+  oar::runtime::installCheckpointHandler();
   cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory, &keyCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
   oar::runtime::installStopHandlers();
@@ -321,8 +324,6 @@ int main(int argc, char **argv) {
   if (!checkpointDir.empty() && checkpointEvery < 0)
     exitOnErr(oar::makeError("--checkpoint-every {0} must be 0 (on request only) or more",
                              checkpointEvery));
-  if (!checkpointDir.empty()) // kill -USR1 asks a pserver for a checkpoint after its next step
-    oar::runtime::installCheckpointHandler();
   opts.checkpointDir = checkpointDir, opts.checkpointEvery = checkpointEvery;
   opts.checkpointKeep = checkpointKeep;
   opts.log = [](const std::string &line) { errs() << line << "\n"; };

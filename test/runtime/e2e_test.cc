@@ -252,9 +252,9 @@ TEST_CASE("SIGUSR1 makes a pserver write a checkpoint after its next step",
           "[e2e][runtime][checkpoint]") {
   std::string dir = scratchDir("e2e_checkpoint_on_request");
   makeFitALine(dir + "/model", "--batch-size=10 --epochs=600"); // 12,600 steps, a few seconds
-  std::string out = runJob(dir + "/model", dir + "/run", "pserver.0", "0.7",
+  std::string out = runJob(dir + "/model", dir + "/run", "pserver.0", "0.3",
                            "--mode sync --checkpoint-every 0 --checkpoint-dir " + dir + "/ckpt",
-                           nullptr, "paddle1", "VICTIM_SIGNAL=USR1");
+                           nullptr, "paddle1", "VICTIM_SIGNAL=USR1 VICTIM_WAIT_FOR=serving");
   INFO(out);
   CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") &&
                       Contains("trainer.0 0") && Contains("trainer.1 0"));

@@ -6,6 +6,8 @@
 #   would tell it: paddle1 (PADDLE_TRAINING_ROLE ...), paddle2 (fleet's TRAINING_ROLE, POD_IP,
 #   PADDLE_PORT ...) or tf (TF_CONFIG with a chief and a worker).
 #   RESTART_AFTER (environment): start VICTIM again this many seconds after killing it.
+#   VICTIM_WAIT_FOR (environment): AFTER counts from when VICTIM's log has this text (waits up
+#   to 60 s), not from the start: a slow build starts slowly.
 #   VICTIM_SIGNAL (environment, default KILL): the signal VICTIM gets; another than KILL (USR1
 #   asks a pserver for a checkpoint) leaves it running.
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
@@ -62,6 +64,12 @@ for role in pserver trainer; do
 done
 nodes="pserver.0 pserver.1 trainer.0 trainer.1"
 if [ "$victim" != none ]; then
+  if [ -n "${VICTIM_WAIT_FOR:-}" ]; then
+    for _ in $(seq 1200); do
+      grep -q "$VICTIM_WAIT_FOR" "$out/$victim.log" && break
+      sleep 0.05
+    done
+  fi
   sleep "$after"
   # `timeout` runs oar-executor as its child: kill that child, as a crash would.
   pkill -"${VICTIM_SIGNAL:-KILL}" -P "${pids[$victim]}"
