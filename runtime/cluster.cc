@@ -12,8 +12,6 @@ namespace {
 struct Convention {
   const char *name;
   std::vector<const char *> vars;
-  /// Empty: oar reads it. Otherwise why it cannot.
-  const char *unsupported = "";
 };
 
 const std::vector<Convention> &conventions() {
@@ -24,11 +22,11 @@ const std::vector<Convention> &conventions() {
         "PADDLE_PSERVER_IPS", "PADDLE_PSERVER_PORT", "PADDLE_TRAINERS", "PADDLE_TRAINERS_NUM",
         "PADDLE_TRAINER_ID", "PADDLE_CURRENT_IP", "PADDLE_CURRENT_ENDPOINT", "PADDLE_PORT"}},
       {"MindSpore",
-       {"MS_ROLE", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM"},
-       "its nodes get their endpoints from a scheduler (MS_SCHED_HOST, MS_SCHED_PORT)"},
+       {"MS_ROLE", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM"}},
       {"ps-lite",
-       {"DMLC_ROLE", "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER"},
-       "its nodes get their endpoints from a scheduler (DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT)"},
+       {"DMLC_ROLE", "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER",
+        "DMLC_NUM_WORKER"}},
+      {"MPI", {"OMPI_COMM_WORLD_RANK", "PMI_RANK"}},
   };
   return all;
 }
@@ -59,12 +57,15 @@ static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv) {
   }
   if (!used)
     return ClusterSpec(); // not part of a job: one machine
-  if (*used->unsupported)
-    return makeError("{0} is set ({1}'s convention): {2}, which oar does not have yet; start this "
-                     "node with flags, PADDLE_* variables or TF_CONFIG",
-                     usedVar, used->name, used->unsupported);
-  if (llvm::StringRef(used->name) == "TF_CONFIG")
+  llvm::StringRef name = used->name;
+  if (name == "TF_CONFIG")
     return clusterFromTfConfig(getenv("TF_CONFIG"));
+  if (name == "MindSpore")
+    return clusterFromMindSpore(getenv);
+  if (name == "ps-lite")
+    return clusterFromPsLite(getenv);
+  if (name == "MPI")
+    return clusterFromMpi(getenv);
   return clusterFromPaddle(getenv, usedVar);
 }
 

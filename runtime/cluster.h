@@ -19,6 +19,14 @@ struct ClusterSpec {
   /// Which launch of a job this node belongs to (OAR_JOB_ID, set by oar-launch): a pserver
   /// refuses trainers of another launch, even of the same model. Empty: not checked.
   std::string jobId;
+  /// host:port of the scheduler that hands out the endpoints (--scheduler, MS_SCHED_*,
+  /// DMLC_PS_ROOT_*); empty: the endpoints are given.
+  std::string scheduler;
+  int64_t pserverCount = 0;          ///< with a scheduler: how many pservers register
+  int64_t askedId = -1;              ///< with a scheduler: the id this node asks for (-1: any)
+  std::string nodeHost;              ///< with a scheduler: the host a pserver serves at
+  bool runsScheduler = false;        ///< MPI rank 0 serves the scheduler beside its own role
+  int64_t mpiRank = -1, mpiSize = 0; ///< under mpirun (or srun with PMI)
 };
 
 using GetEnv = std::function<const char *(const char *)>;
@@ -26,9 +34,14 @@ using GetEnv = std::function<const char *(const char *)>;
 /// Reads the launch convention in use: TF_CONFIG (chief = trainer 0, workers after it, ps),
 /// or Paddle's variables (1.x PADDLE_TRAINING_ROLE ..., 2.x fleet TRAINING_ROLE ...; see
 /// cluster_conventions.h); and OAR_JOB_ID. Nothing set: a single-machine run. Two conventions at
-/// once, a Paddle variable without a role, or MindSpore's MS_* / ps-lite's DMLC_* (they need a
-/// scheduler) are errors naming the variables, so a node never trains alone by mistake.
+/// once, a Paddle variable without a role, or half of MindSpore's MS_* or ps-lite's DMLC_* are
+/// errors naming the variables, so a node never trains alone by mistake. MPI's rank variables
+/// (OMPI_COMM_WORLD_RANK, PMI_RANK) make an MPI rank (placeMpiRank).
 llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv);
+
+/// An MPI rank's role, once --scheduler and --pserver-count are known: the first pserverCount
+/// ranks serve (rank 0 also runs the scheduler), the rest train.
+llvm::Error placeMpiRank(ClusterSpec &spec);
 
 /// The index of the pserver this spec is, among its pservers; errors name the endpoint.
 llvm::Expected<size_t> pserverIndex(const ClusterSpec &spec);

@@ -476,4 +476,18 @@ llvm::Error Communicator::complete(const std::string &failure) {
   return result;
 }
 
+void Communicator::abandon(const std::string &failure) {
+  proto::MsgHeader header = makeHeader(proto::COMPLETE, "", trainerId_, highestStepSent_);
+  header.set_error(failure);
+  for (const std::string &ep : endpoints_) {
+    auto it = connections_.find(ep);
+    if (it == connections_.end() || !it->second.connected || it->second.lost)
+      continue;
+    auto reply = roundTrip({{header, nullptr, ep}}, "completing",
+                           std::min(timeouts_.reply, std::chrono::milliseconds(5000)));
+    if (!reply)
+      llvm::consumeError(reply.takeError()); // the connect error is the one to report
+  }
+}
+
 } // namespace oar::runtime

@@ -67,6 +67,9 @@ public:
   /// Tells every pserver this trainer is done (Paddle's exe.close()); `failure` is the reason
   /// when it stops because of an error. Errors are reported but every pserver is told.
   llvm::Error complete(const std::string &failure = "");
+  /// After a failed connect(): tells the pservers that took this trainer's HELLO that it failed,
+  /// so they end the job now instead of waiting for it until a timeout.
+  void abandon(const std::string &failure);
 
   /// Whether the pservers write checkpoints (their HELLO replies say so): a lost pserver may
   /// then come back, and the job go on from its checkpoint.

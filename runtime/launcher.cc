@@ -172,11 +172,26 @@ llvm::Error launch(const LaunchOptions &opts) {
   // A random id per launch: its pservers refuse trainers of any other launch.
   std::random_device entropy;
   std::string jobId = llvm::formatv("{0:x8}{1:x8}", entropy(), entropy()).str();
-  std::vector<std::pair<std::string, std::string>> base{
-      {"OAR_JOB_ID", jobId},
-      {"PADDLE_PSERVERS_IP_PORT_LIST", list},
-      {"PADDLE_PSERVER_IPS", "127.0.0.1"},
-      {"PADDLE_TRAINERS", std::to_string(opts.workers)}};
+  std::vector<std::pair<std::string, std::string>> base{{"OAR_JOB_ID", jobId}};
+  if (!opts.scheduler)
+    base.insert(base.end(), {{"PADDLE_PSERVERS_IP_PORT_LIST", list},
+                             {"PADDLE_PSERVER_IPS", "127.0.0.1"},
+                             {"PADDLE_TRAINERS", std::to_string(opts.workers)}});
+  // With a scheduler, every node gets its address and the counts; it hands out the rest.
+  std::vector<std::string> viaScheduler;
+  if (opts.scheduler) {
+    auto port = freePorts(1);
+    if (!port)
+      return port.takeError();
+    viaScheduler = {"--scheduler=127.0.0.1:" + std::to_string(port->front()),
+                    "--pserver-count=" + std::to_string(opts.servers),
+                    "--trainers=" + std::to_string(opts.workers)};
+    auto args = viaScheduler;
+    args.push_back("--role=scheduler");
+    if (keys) // it serves with the pservers' pair and accepts them and the trainers
+      llvm::append_range(args, keys->pserverArgs());
+    start("scheduler", args, base);
+  }
   // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
   bool threadsGiven = llvm::any_of(opts.extraArgs, [](const std::string &a) {
     return llvm::StringRef(a).startswith("--num-threads");
@@ -189,11 +204,16 @@ llvm::Error launch(const LaunchOptions &opts) {
   int trainerThreads = opts.trainerThreads > 0 ? opts.trainerThreads : usableCores() / opts.workers;
   for (int i = 0; i < opts.servers; ++i) {
     auto env = base;
-    env.insert(env.end(), {{"PADDLE_TRAINING_ROLE", "PSERVER"},
-                           {"PADDLE_CURRENT_ENDPOINT", endpoints[i]},
-                           {"PADDLE_CURRENT_IP", "127.0.0.1"},
-                           {"PADDLE_PSERVER_PORT", std::to_string((*ports)[i])}});
     auto args = common;
+    if (opts.scheduler)
+      llvm::append_range(
+          args, std::vector<std::string>{"--role=pserver", "--pserver-id=" + std::to_string(i)});
+    else
+      env.insert(env.end(), {{"PADDLE_TRAINING_ROLE", "PSERVER"},
+                             {"PADDLE_CURRENT_ENDPOINT", endpoints[i]},
+                             {"PADDLE_CURRENT_IP", "127.0.0.1"},
+                             {"PADDLE_PSERVER_PORT", std::to_string((*ports)[i])}});
+    llvm::append_range(args, viaScheduler);
     if (!opts.loadDir.empty())
       args.insert(args.end(), {"--load", opts.loadDir});
     if (!opts.saveDir.empty())
@@ -204,9 +224,14 @@ llvm::Error launch(const LaunchOptions &opts) {
   }
   for (int i = 0; i < opts.workers; ++i) {
     auto env = base;
-    env.insert(env.end(),
-               {{"PADDLE_TRAINING_ROLE", "TRAINER"}, {"PADDLE_TRAINER_ID", std::to_string(i)}});
     auto args = common;
+    if (opts.scheduler)
+      llvm::append_range(
+          args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i)});
+    else
+      env.insert(env.end(),
+                 {{"PADDLE_TRAINING_ROLE", "TRAINER"}, {"PADDLE_TRAINER_ID", std::to_string(i)}});
+    llvm::append_range(args, viaScheduler);
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
     if (keys)

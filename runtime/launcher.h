@@ -22,6 +22,9 @@ struct LaunchOptions {
   /// Nodes authenticate with CURVE keys made for this launch (unless extraArgs name keys, or
   /// libzmq lacks CURVE); false: plain TCP on 127.0.0.1.
   bool curve = true;
+  /// Start a scheduler too: nodes register there and the pservers pick their own ports, as in
+  /// a cluster (MindSpore, ps-lite); false: the launcher hands out the endpoints.
+  bool scheduler = false;
   int tailLines = 20;                             ///< a failed node's last lines to show
   int64_t timeoutSec = 0;                         ///< stop everything after this long (0: no limit)
   std::function<void(const std::string &)> print; ///< every output line, already prefixed

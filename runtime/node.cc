@@ -102,8 +102,11 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                      "(--curve-server-key FILE)");
   Communicator comm(id, endpoints, opts.timeouts, opts.curve);
   JobIdentity job{dist.mode(), dist.trainers(), dist.plan_digest(), opts.cluster.jobId};
-  if (llvm::Error err = comm.connect(job))
-    return err;
+  if (llvm::Error err = comm.connect(job)) {
+    std::string why = llvm::toString(std::move(err));
+    comm.abandon(why);
+    return makeError("{0}", why);
+  }
   if (comm.step() > 0 && opts.log)
     opts.log(llvm::formatv("trainer {0}: the pservers resumed from their checkpoint of step {1}; "
                            "training goes on from there",
@@ -251,6 +254,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
     env.pserver.checkpointDir =
         inDir(opts.checkpointDir, "pserver." + std::to_string(progs.main.dist().pserver_index()));
   env.pserver.checkpointEvery = opts.checkpointEvery;
+  env.pserver.goneTrainers = opts.goneTrainers;
   env.pserver.checkpointKeep = opts.checkpointKeep;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;

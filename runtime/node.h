@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 
 #include "executor/trainer.h"
 #include "runtime/cluster.h"
@@ -27,6 +28,8 @@ struct NodeOptions {
   int checkpointKeep = 3;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
+  /// Trainers the scheduler reported gone (PserverOptions::goneTrainers); unset: none.
+  std::function<std::map<int64_t, std::string>()> goneTrainers;
   /// Trainers skip training: trainer 0 evaluates the test feed on the pservers' model (loaded
   /// with loadDir) and all complete.
   bool evalOnly = false;

@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
+#include "runtime/bind_policy.h"
 #include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
@@ -199,7 +200,9 @@ struct PserverLoop::Impl {
     }
     if (checkpoints) // it starts where the trainers' rollback requests will point
       rolledBackTo = optimizedRounds;
-    std::string bind = bindAddress();
+    std::string bind =
+        chooseBindAddress(endpoint, opts.bind, opts.curve.enabled(), "read and change the model",
+                          [this](const std::string &line) { log(line); });
     if (llvm::Error err = startCurve())
       return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     try {
@@ -244,29 +247,6 @@ struct PserverLoop::Impl {
                       opts.curve.allowed.size())
             .str());
     return llvm::Error::success();
-  }
-
-  /// Where to bind. With CURVE, the endpoint (or --bind): only listed keys get in. Without it
-  /// traffic is not authenticated, so by default a pserver serves this host only:
-  /// an endpoint that is not a loopback address binds 127.0.0.1 at its port unless --bind says
-  /// otherwise, and a bind to another address is served with a warning.
-  std::string bindAddress() {
-    if (opts.curve.enabled())
-      return opts.bind.empty() ? endpoint : opts.bind;
-    if (!opts.bind.empty()) {
-      if (!isLoopbackEndpoint(opts.bind))
-        log("warning: serving " + opts.bind +
-            " without authentication: any host that reaches it can read and change the model "
-            "(give CURVE keys: --curve-secret, --curve-allow)");
-      return opts.bind;
-    }
-    if (isLoopbackEndpoint(endpoint))
-      return endpoint;
-    std::string local = "127.0.0.1:" + llvm::StringRef(endpoint).rsplit(':').second.str();
-    log("binding " + local + " only (this host): pass --bind " + endpoint +
-        " (or 0.0.0.0:port) to serve trainers on other hosts; without CURVE keys "
-        "(--curve-secret, --curve-allow) traffic is not authenticated");
-    return local;
   }
 
   /// Gives each optimize block a service thread for life. Blocks that write a common var (even
@@ -723,6 +703,18 @@ struct PserverLoop::Impl {
                   .str());
         }
     }
+    if (opts.goneTrainers)
+      for (const auto &[t, why] : opts.goneTrainers()) {
+        if (t < 0 || t >= fanin || !live(t))
+          continue;
+        if (mode == "sync")
+          return failAll(
+              llvm::formatv("trainer {0} is gone, the scheduler says: {1}", t, why).str());
+        lost[t] = true;
+        log(llvm::formatv("trainer {0} is gone, the scheduler says: {1}; treating it as lost", t,
+                          why)
+                .str());
+      }
     if (now - lastActivity > opts.timeouts.idle) {
       std::vector<int64_t> waiting;
       for (int64_t t = 0; t < fanin; ++t)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 
 #include "executor/executor.h"
 #include "runtime/curve.h"
@@ -21,6 +22,9 @@ struct PserverOptions {
   std::string tableLoadDir, tableSaveDir;
   /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
   std::string jobId;
+  /// Polled: trainers known to be gone (the scheduler's heartbeats), with why. Sync: the job
+  /// fails at once naming it; async: it is lost, as one silent past the barrier timeout.
+  std::function<std::map<int64_t, std::string>()> goneTrainers;
   /// Sync: write a checkpoint (pserver_checkpoint.h) to checkpointDir every checkpointEvery
   /// steps, keeping the newest checkpointKeep. A pserver started with a checkpoint there resumes
   /// from the newest; trainers then bring the other pservers back to the same step.

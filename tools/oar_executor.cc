@@ -2,7 +2,9 @@
 // Paddle's PADDLE_* variables or from TF_CONFIG) it is a trainer or a pserver of a job. Given a
 // single-machine main/startup it transpiles in-process for its role, so every node runs the same
 // command line; given --dir it runs the transpiled file for its role.
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "executor/feed_overrides.h"
 #include "executor/metrics_writer.h"
@@ -14,6 +16,8 @@
 #include "runtime/node.h"
 #include "runtime/pserver.h"
 #include "runtime/save_lock.h"
+#include "runtime/scheduler.h"
+#include "runtime/scheduler_client.h"
 #include "runtime/signals.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
@@ -68,7 +72,23 @@ static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: 
                                  cl::init(0), cl::cat(category));
 
 static cl::OptionCategory jobCategory("distributed job (flags override PADDLE_* and TF_CONFIG)");
-static cl::opt<std::string> role("role", cl::desc("trainer | pserver"), cl::cat(jobCategory));
+static cl::opt<std::string> role("role", cl::desc("trainer | pserver | scheduler"),
+                                 cl::cat(jobCategory));
+static cl::opt<std::string>
+    scheduler("scheduler",
+              cl::desc("host:port of the job's scheduler: nodes register there and get their "
+                       "id and the pservers' endpoints (a scheduler serves it)"),
+              cl::cat(jobCategory));
+static cl::opt<int64_t> pserverId("pserver-id",
+                                  cl::desc("with --scheduler: the pserver id to ask for"),
+                                  cl::init(-1), cl::cat(jobCategory));
+static cl::opt<int64_t> pserverCount("pserver-count",
+                                     cl::desc("with --scheduler: the number of pservers"),
+                                     cl::init(0), cl::cat(jobCategory));
+static cl::opt<int64_t>
+    registerTimeoutMs("register-timeout-ms",
+                      cl::desc("with --scheduler: every node registering (default 60000)"),
+                      cl::init(60000), cl::cat(jobCategory));
 static cl::opt<int64_t> trainerId("trainer-id", cl::desc("this trainer's id"), cl::init(0),
                                   cl::cat(jobCategory));
 static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1),
@@ -237,6 +257,43 @@ private:
 };
 
 /// Single machine: startup, optional --load, train, test, optional --save.
+static void logLine(const std::string &line) { errs() << line << "\n"; }
+
+/// The scheduler link for the node's life; its destructor (at exit on an error too) tells the
+/// scheduler this node ended.
+static std::unique_ptr<oar::runtime::SchedulerLink> schedulerLink;
+static std::atomic<int> schedulerStatus{0};
+
+static oar::runtime::SchedulerOptions schedulerOptions(const oar::runtime::ClusterSpec &c) {
+  oar::runtime::SchedulerOptions s;
+  s.endpoint = !c.scheduler.empty() ? c.scheduler : c.currentEndpoint;
+  s.bind = bind;
+  s.pservers = c.pserverCount;
+  s.trainers = c.trainers;
+  s.jobId = c.jobId;
+  s.registerTimeout = std::chrono::milliseconds(registerTimeoutMs);
+  s.curve = curveFromFlags();
+  s.log = logLine;
+  s.shouldStop = oar::runtime::stopRequested;
+  return s;
+}
+
+static int runSchedulerRole(const oar::runtime::ClusterSpec &c) {
+  if (c.scheduler.empty() && c.currentEndpoint.empty())
+    exitOnErr(oar::makeError("a scheduler needs the address to serve: --scheduler HOST:PORT"));
+  exitOnErr(oar::runtime::runScheduler(schedulerOptions(c)));
+  return 0;
+}
+
+static std::thread startSchedulerThread(const oar::runtime::ClusterSpec &c) {
+  return std::thread([s = schedulerOptions(c)] {
+    if (Error err = oar::runtime::runScheduler(s)) {
+      errs() << "oar-executor: error: " << toString(std::move(err)) << "\n";
+      schedulerStatus = 1;
+    }
+  });
+}
+
 static int runSingle() {
   if (mainPath.empty() || startupPath.empty())
     exitOnErr(oar::makeError("--main and --startup are required"));
@@ -279,6 +336,64 @@ static int runSingle() {
   return 0;
 }
 
+/// This node's part of the job, once its role and endpoints are known.
+static int runNode(oar::runtime::NodeOptions &opts) {
+  oar::runtime::ClusterSpec &c = opts.cluster;
+  if (dir.empty() && (mainPath.empty() || startupPath.empty()))
+    exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
+
+  opts.config.mode = mode, opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
+  opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
+  opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
+  opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);
+  opts.timeouts.barrier = std::chrono::milliseconds(barrierTimeoutMs);
+  opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
+  opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
+  opts.evalOnly = evalOnly;
+  opts.curve = curveFromFlags();
+  if (!checkpointDir.empty() && checkpointEvery < 0)
+    exitOnErr(oar::makeError("--checkpoint-every {0} must be 0 (on request only) or more",
+                             checkpointEvery));
+  opts.checkpointDir = checkpointDir, opts.checkpointEvery = checkpointEvery;
+  opts.checkpointKeep = checkpointKeep;
+  opts.log = logLine;
+  if (schedulerLink)
+    opts.goneTrainers = [] { return schedulerLink->goneTrainers(); };
+  auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
+
+  // Errors are printed here (not by exitOnErr) so the scheduler hears why this node failed.
+  auto fail = [](Error err, int status) {
+    std::string why = toString(std::move(err));
+    errs() << "oar-executor: error: " << why << "\n";
+    if (schedulerLink)
+      schedulerLink->leave(why);
+    return status;
+  };
+  if (c.role == "pserver") {
+    if (Error err = oar::runtime::runPserver(progs, opts)) {
+      // Failing because a trainer failed gets its own status, so a launcher names the trainer.
+      bool consequence = err.isA<oar::runtime::TrainersFailedError>();
+      return fail(std::move(err), consequence ? oar::runtime::kExitOtherNodeFailed : 1);
+    }
+    return 0;
+  }
+  exitOnErr(oar::applyFeedOverrides(progs.main, feedOverrides(),
+                                    formatv("trainer {0}'s program", c.trainerId).str()));
+  StepOutput output(progs.main, c.trainerId, c.trainers);
+  opts.onStep = output.callback();
+  setEvalEvery(opts.train);
+  opts.train.onEval = output.evalCallback();
+  std::optional<oar::EvalResult> eval;
+  if (Error err = oar::runtime::runTrainer(progs, opts, eval))
+    return fail(std::move(err), 1);
+  output.summary(formatv("trainer {0}: ", c.trainerId).str());
+  if (eval)
+    printEval(*eval);
+  if (!saveDir.empty() && c.trainerId == 0)
+    outs() << "saved parameters to " << saveDir << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-executor");
   // kill -USR1 asks a checkpointing pserver for a checkpoint; caught from the start, so that a
@@ -300,56 +415,38 @@ int main(int argc, char **argv) {
     c.pservers = oar::splitEndpoints(pservers);
   if (endpoint.getNumOccurrences())
     c.currentEndpoint = endpoint;
+  if (scheduler.getNumOccurrences())
+    c.scheduler = scheduler;
+  if (pserverCount.getNumOccurrences())
+    c.pserverCount = pserverCount;
+  if (!c.scheduler.empty() && c.role == "trainer" && trainerId.getNumOccurrences())
+    c.askedId = trainerId;
+  if (!c.scheduler.empty() && c.role == "pserver" && pserverId.getNumOccurrences())
+    c.askedId = pserverId;
+  if (c.mpiRank >= 0)
+    exitOnErr(oar::runtime::placeMpiRank(c));
   if (numThreads.getNumOccurrences() && numThreads < 1)
     exitOnErr(oar::makeError("--num-threads {0} must be at least 1", numThreads));
+  if (c.role == "scheduler")
+    return runSchedulerRole(c);
+  std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role
+  if (c.runsScheduler)
+    schedulerThread = startSchedulerThread(c);
+  if (!c.scheduler.empty() && !c.role.empty())
+    schedulerLink = exitOnErr(oar::runtime::joinThroughScheduler(
+        c, curveFromFlags(), std::chrono::milliseconds(registerTimeoutMs), logLine,
+        oar::runtime::stopRequested));
   oar::setComputeThreads(numThreads.getNumOccurrences()
                              ? numThreads
                              : oar::defaultNodeThreads(c.role, c.trainers, c.pservers));
   if (c.role.empty())
     return runSingle();
   if (c.role != "trainer" && c.role != "pserver")
-    exitOnErr(oar::makeError("--role \"{0}\" must be trainer or pserver", c.role));
-  if (dir.empty() && (mainPath.empty() || startupPath.empty()))
-    exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
-
-  opts.config.mode = mode, opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
-  opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
-  opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
-  opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);
-  opts.timeouts.barrier = std::chrono::milliseconds(barrierTimeoutMs);
-  opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
-  opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
-  opts.evalOnly = evalOnly;
-  opts.curve = curveFromFlags();
-  if (!checkpointDir.empty() && checkpointEvery < 0)
-    exitOnErr(oar::makeError("--checkpoint-every {0} must be 0 (on request only) or more",
-                             checkpointEvery));
-  opts.checkpointDir = checkpointDir, opts.checkpointEvery = checkpointEvery;
-  opts.checkpointKeep = checkpointKeep;
-  opts.log = [](const std::string &line) { errs() << line << "\n"; };
-  auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
-
-  if (c.role == "pserver") {
-    if (Error err = oar::runtime::runPserver(progs, opts)) {
-      // Failing because a trainer failed gets its own status, so a launcher names the trainer.
-      bool consequence = err.isA<oar::runtime::TrainersFailedError>();
-      errs() << "oar-executor: error: " << toString(std::move(err)) << "\n";
-      return consequence ? oar::runtime::kExitOtherNodeFailed : 1;
-    }
-    return 0;
-  }
-  exitOnErr(oar::applyFeedOverrides(progs.main, feedOverrides(),
-                                    formatv("trainer {0}'s program", c.trainerId).str()));
-  StepOutput output(progs.main, c.trainerId, c.trainers);
-  opts.onStep = output.callback();
-  setEvalEvery(opts.train);
-  opts.train.onEval = output.evalCallback();
-  std::optional<oar::EvalResult> eval;
-  exitOnErr(oar::runtime::runTrainer(progs, opts, eval));
-  output.summary(formatv("trainer {0}: ", c.trainerId).str());
-  if (eval)
-    printEval(*eval);
-  if (!saveDir.empty() && c.trainerId == 0)
-    outs() << "saved parameters to " << saveDir << "\n";
-  return 0;
+    exitOnErr(oar::makeError("--role \"{0}\" must be trainer, pserver or scheduler", c.role));
+  int status = runNode(opts);
+  if (schedulerLink)
+    schedulerLink->leave(status == 0 ? "" : "it failed (see its log)"); // no-op after fail()
+  if (schedulerThread.joinable())
+    schedulerThread.join();
+  return status == 0 ? schedulerStatus.load() : status;
 }

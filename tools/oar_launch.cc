@@ -40,6 +40,11 @@ static cl::opt<bool> curve("curve",
                            cl::desc("authenticate and encrypt with CURVE keys made for this launch "
                                     "(default; --curve=false: plain TCP on 127.0.0.1)"),
                            cl::init(true), cl::cat(category));
+static cl::opt<bool>
+    scheduler("scheduler",
+              cl::desc("start a scheduler too: nodes register there and pservers pick their own "
+                       "ports, as in a cluster (MindSpore, ps-lite)"),
+              cl::cat(category));
 static cl::opt<std::string> executor("executor",
                                      cl::desc("path of oar-executor (default: beside oar-launch)"),
                                      cl::cat(category));
@@ -73,6 +78,7 @@ int main(int argc, char **argv) {
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
   opts.timeoutSec = timeoutSec;
   opts.curve = curve;
+  opts.scheduler = scheduler;
   if (serverThreads < 1 || workerThreads < 0) {
     errs() << "oar-launch: error: --server-threads must be at least 1 and --worker-threads at "
               "least 0 (0: split the cores), not "
@@ -103,6 +109,7 @@ int main(int argc, char **argv) {
     errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
     return 1;
   }
-  outs() << "oar-launch: all " << serverNum + workerNum << " nodes finished\n";
+  outs() << "oar-launch: all " << serverNum + workerNum << " nodes "
+         << (scheduler ? "and the scheduler " : "") << "finished\n";
   return 0;
 }

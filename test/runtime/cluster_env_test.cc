@@ -81,8 +81,68 @@ TEST_CASE("a node never trains alone by mistake: mixed, half or unsupported conv
              Contains("PADDLE_PSERVERS_IP_PORT_LIST is set but neither PADDLE_TRAINING_ROLE nor "
                       "TRAINING_ROLE is"));
   CHECK_THAT(errorText(specOf({{"MS_ROLE", "MS_PSERVER"}, {"MS_SERVER_NUM", "1"}})),
-             Contains("MS_ROLE is set (MindSpore's convention): its nodes get their endpoints "
-                      "from a scheduler (MS_SCHED_HOST, MS_SCHED_PORT), which oar does not have"));
+             Contains("MindSpore's convention sets MS_ROLE, MS_SERVER_NUM but not MS_SCHED_HOST, "
+                      "MS_SCHED_PORT, MS_WORKER_NUM"));
   CHECK_THAT(errorText(specOf({{"DMLC_NUM_SERVER", "2"}})),
-             Contains("DMLC_NUM_SERVER is set (ps-lite's convention)"));
+             Contains("ps-lite's convention sets DMLC_NUM_SERVER but not DMLC_ROLE, "
+                      "DMLC_PS_ROOT_URI, DMLC_PS_ROOT_PORT, DMLC_NUM_WORKER"));
+  CHECK_THAT(errorText(specOf({{"DMLC_ROLE", "worker"}, {"MS_ROLE", "MS_WORKER"}})),
+             Contains("the environment sets MS_ROLE (MindSpore) and DMLC_ROLE (ps-lite)"));
+  CHECK_THAT(errorText(specOf({{"OMPI_COMM_WORLD_RANK", "1"}, {"TRAINING_ROLE", "TRAINER"}})),
+             Contains("(Paddle) and OMPI_COMM_WORLD_RANK (MPI)"));
+}
+
+TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and the counts",
+          "[runtime][cluster]") {
+  ClusterSpec ms = requireValue(specOf({{"MS_ROLE", "MS_PSERVER"},
+                                        {"MS_SCHED_HOST", "10.0.0.9"},
+                                        {"MS_SCHED_PORT", "8119"},
+                                        {"MS_SERVER_NUM", "2"},
+                                        {"MS_WORKER_NUM", "3"},
+                                        {"OAR_NODE_HOST", "10.0.0.4"}}));
+  CHECK(ms.role == "pserver");
+  CHECK(ms.scheduler == "10.0.0.9:8119");
+  CHECK(ms.pserverCount == 2);
+  CHECK(ms.trainers == 3);
+  CHECK(ms.nodeHost == "10.0.0.4");
+  ClusterSpec ps = requireValue(specOf({{"DMLC_ROLE", "scheduler"},
+                                        {"DMLC_PS_ROOT_URI", "127.0.0.1"},
+                                        {"DMLC_PS_ROOT_PORT", "9000"},
+                                        {"DMLC_NUM_SERVER", "1"},
+                                        {"DMLC_NUM_WORKER", "2"}}));
+  CHECK(ps.role == "scheduler");
+  CHECK(ps.scheduler == "127.0.0.1:9000");
+  CHECK(ps.nodeHost == "127.0.0.1");
+  CHECK_THAT(errorText(specOf({{"DMLC_ROLE", "boss"},
+                               {"DMLC_PS_ROOT_URI", "h"},
+                               {"DMLC_PS_ROOT_PORT", "1"},
+                               {"DMLC_NUM_SERVER", "1"},
+                               {"DMLC_NUM_WORKER", "1"}})),
+             Contains("DMLC_ROLE is \"boss\"; expected scheduler, server or worker"));
+  CHECK_THAT(errorText(specOf({{"MS_ROLE", "MS_WORKER"},
+                               {"MS_SCHED_HOST", "h"},
+                               {"MS_SCHED_PORT", "http"},
+                               {"MS_SERVER_NUM", "1"},
+                               {"MS_WORKER_NUM", "1"}})),
+             Contains("MS_SCHED_PORT is \"http\"; expected a port number"));
+
+  // MPI: the first --pserver-count ranks serve, the rest train; rank 0 runs the scheduler too.
+  ClusterSpec rank =
+      requireValue(specOf({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "5"}}));
+  CHECK(rank.mpiRank == 3);
+  CHECK_THAT(errorText(placeMpiRank(rank)), Contains("give --scheduler HOST:PORT"));
+  rank.scheduler = "127.0.0.1:7000", rank.pserverCount = 2;
+  REQUIRE_OK(placeMpiRank(rank));
+  CHECK(rank.role == "trainer");
+  CHECK(rank.askedId == 1);
+  CHECK(rank.trainers == 3);
+  CHECK_FALSE(rank.runsScheduler);
+  ClusterSpec zero = requireValue(specOf({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
+  zero.scheduler = "127.0.0.1:7000", zero.pserverCount = 1;
+  REQUIRE_OK(placeMpiRank(zero));
+  CHECK(zero.role == "pserver");
+  CHECK(zero.askedId == 0);
+  CHECK(zero.runsScheduler);
+  zero.pserverCount = 2;
+  CHECK_THAT(errorText(placeMpiRank(zero)), Contains("2 MPI ranks leave no trainer"));
 }

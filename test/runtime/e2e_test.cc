@@ -10,6 +10,7 @@
 #include "runtime/launcher.h"
 #include "test/support/expect.h"
 #include "test/support/fixture.h"
+#include "test/support/job.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -17,42 +18,6 @@ using namespace oar;
 using Catch::Matchers::Contains;
 
 namespace {
-
-std::string run(const std::string &cmd) {
-  std::string out;
-  int rc = runCommand(cmd, out);
-  INFO(cmd << "\n" << out);
-  REQUIRE(rc == 0);
-  return out;
-}
-
-/// Writes a model with oar-model; `args` are its flags.
-void makeModel(const std::string &dir, const std::string &args) {
-  run(binDir() + "/oar-model " + args + " -o " + dir);
-}
-
-/// fit_a_line on UCI housing (linear 13 -> 1, SGD) with the given hyper-parameter flags.
-void makeFitALine(const std::string &dir, const std::string &args) {
-  makeModel(dir, "--model=linear --in=13 --out=1 " + args + " --format=uci_housing --data=" +
-                     sourceDir() + "/data/uci_housing/housing.data");
-}
-
-/// Runs test/runtime/run_job.sh (2 pservers, 2 trainers on free ports), killing `victim`
-/// `after` seconds in; returns its "<node> <exit status>" lines. Logs go to `out`; the pservers'
-/// ports go to `portsOut` when given.
-/// `convention` (paddle1, paddle2, tf) is how the nodes learn their roles (run_job.sh says how);
-/// `env` prefixes the command (RESTART_AFTER=S restarts the victim).
-std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
-                   const std::string &after, const std::string &flags,
-                   std::vector<int> *portsOut = nullptr, const std::string &convention = "paddle1",
-                   const std::string &env = "") {
-  auto ports = requireValue(runtime::freePorts(2));
-  if (portsOut)
-    *portsOut = ports;
-  return run(env + " CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
-             binDir() + " " + model + " " + out + " " + std::to_string(ports[0]) + " " +
-             std::to_string(ports[1]) + " " + victim + " " + after + " " + flags);
-}
 
 /// Params of a single-machine run (batch B) against a 2x2 sync run (batch B/2 per trainer),
 /// from the same initial params.
@@ -229,9 +194,11 @@ TEST_CASE("a sync pserver killed mid-run and restarted resumes from its checkpoi
   std::string whole = runJob(dir + "/model", dir + "/whole", "none", "0",
                              "--mode sync --save " + dir + "/whole/params");
   CHECK_THAT(whole, Contains("trainer.0 0") && Contains("trainer.1 0"));
-  std::string out =
-      runJob(dir + "/model", dir + "/run", "pserver.1", "1.5",
-             flags + " --save " + dir + "/run/params", nullptr, "paddle1", "RESTART_AFTER=0.5");
+  // Killed once trainer 0 logged step 316 (a checkpoint of step 300 exists), however slow the
+  // build.
+  std::string out = runJob(
+      dir + "/model", dir + "/run", "pserver.1", "0.2", flags + " --save " + dir + "/run/params",
+      nullptr, "paddle1", "RESTART_AFTER=0.5 VICTIM_WAIT_IN=trainer.0 VICTIM_WAIT_FOR='step 316/'");
   INFO(out);
   CHECK_THAT(out, Contains("pserver.1 137") && Contains("pserver.1.restarted 0") &&
                       Contains("pserver.0 0") && Contains("trainer.0 0") &&
@@ -256,8 +223,8 @@ TEST_CASE("SIGUSR1 makes a pserver write a checkpoint after its next step",
                            "--mode sync --checkpoint-every 0 --checkpoint-dir " + dir + "/ckpt",
                            nullptr, "paddle1", "VICTIM_SIGNAL=USR1 VICTIM_WAIT_FOR=serving");
   INFO(out);
-  CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") &&
-                      Contains("trainer.0 0") && Contains("trainer.1 0"));
+  CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
+                      Contains("trainer.1 0"));
   std::string log = readFile(dir + "/run/pserver.0.log");
   INFO(log);
   REQUIRE_THAT(log, Contains("wrote checkpoint " + dir + "/ckpt/pserver.0/step-"));
@@ -271,24 +238,33 @@ TEST_CASE("SIGUSR1 makes a pserver write a checkpoint after its next step",
   CHECK(llvm::sys::fs::exists(dir + "/ckpt/pserver.1/step-12600/MANIFEST"));
 }
 
-TEST_CASE("nodes started by hand from Paddle 1.x, Paddle 2.x or TF_CONFIG variables train alike",
-          "[e2e][runtime]") {
+TEST_CASE("nodes started by hand from Paddle 1.x, Paddle 2.x, TF_CONFIG, ps-lite or MindSpore "
+          "variables train alike",
+          "[e2e][runtime][cluster]") {
   std::string dir = scratchDir("e2e_conventions");
   makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
   std::map<std::string, Tensor> weights;
-  for (const char *convention : {"paddle1", "paddle2", "tf"}) {
+  for (std::string convention : {"paddle1", "paddle2", "tf", "pslite", "mindspore"}) {
     std::string out =
         runJob(dir + "/model", dir + "/" + convention, "none", "0",
                "--mode sync --save " + dir + "/" + convention + "/saved", nullptr, convention);
     INFO(convention << "\n" << out);
     CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
                         Contains("trainer.1 0"));
-    // TF_CONFIG's chief is trainer 0 and its worker trainer 1: one job, not two trainer 0s.
-    CHECK_THAT(readFile(dir + "/" + convention + "/trainer.1.log"), Contains("trainer 1: trained"));
+    if (convention == "pslite" || convention == "mindspore") { // through a scheduler
+      CHECK_THAT(out, Contains("scheduler 0"));
+      CHECK_THAT(readFile(dir + "/" + convention + "/scheduler.log"),
+                 Contains("every node registered") && Contains("every node finished"));
+    } else { // TF_CONFIG's chief is trainer 0 and its worker trainer 1: not two trainer 0s
+      CHECK_THAT(readFile(dir + "/" + convention + "/trainer.1.log"),
+                 Contains("trainer 1: trained"));
+    }
     weights[convention] = requireValue(readNpy(dir + "/" + convention + "/saved/fc_0.w_0.npy"));
   }
-  CHECK(sameBits(weights["paddle2"], weights["paddle1"]));
-  CHECK(sameBits(weights["tf"], weights["paddle1"]));
+  for (const char *convention : {"paddle2", "tf", "pslite", "mindspore"}) {
+    INFO(convention);
+    CHECK(sameBits(weights[convention], weights["paddle1"]));
+  }
 }
 
 TEST_CASE("a killed pserver ends the job in seconds with the default timeouts",
@@ -296,12 +272,42 @@ TEST_CASE("a killed pserver ends the job in seconds with the default timeouts",
   std::string dir = scratchDir("e2e_kill_pserver_fast");
   makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
   auto start = std::chrono::steady_clock::now();
-  std::string out = runJob(dir + "/model", dir + "/run", "pserver.1", "1.5", "--mode sync");
+  // Killed half a second after training began, however slow the build starts.
+  std::string out = runJob(dir + "/model", dir + "/run", "pserver.1", "0.5", "--mode sync", nullptr,
+                           "paddle1", "VICTIM_WAIT_IN=trainer.0 VICTIM_WAIT_FOR='step 1/'");
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(out);
   CHECK_THAT(out, Contains("trainer.0 1") && Contains("trainer.1 1"));
   // Before, each trainer waited a whole reply timeout (60 s) to tell the dead pserver it left.
   CHECK(secs < 20);
+}
+
+TEST_CASE("trainers that cannot reach one pserver tell the others, which end at once",
+          "[e2e][runtime][fault]") {
+  // Pserver 1 never starts. Before, pserver 0 waited for its idle timeout (600 s) for trainers
+  // that had already given up.
+  std::string dir = scratchDir("e2e_unreachable_pserver");
+  makeFitALine(dir + "/model", "--batch-size=10 --epochs=2");
+  auto ports = requireValue(runtime::freePorts(2));
+  std::string list =
+      "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
+  std::string node = "PADDLE_PSERVERS_IP_PORT_LIST=" + list + " PADDLE_TRAINERS=2 timeout 60 " +
+                     binDir() + "/oar-executor --main " + dir + "/model/main.pb --startup " + dir +
+                     "/model/startup.pb --connect-timeout-ms 2000";
+  auto start = std::chrono::steady_clock::now();
+  std::string out;
+  runCommand("PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=127.0.0.1:" +
+                 std::to_string(ports[0]) + " " + node + " > " + dir + "/ps.log 2>&1 & ps=$!; " +
+                 "for i in 0 1; do PADDLE_TRAINING_ROLE=TRAINER PADDLE_TRAINER_ID=$i " + node +
+                 " > " + dir + "/t$i.log 2>&1 & done; wait $ps; echo \"pserver $?\"; wait",
+             out);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(out << readFile(dir + "/ps.log"));
+  CHECK_THAT(out, Contains("pserver 3")); // failed because its trainers did
+  CHECK_THAT(readFile(dir + "/ps.log"),
+             Contains("trainer(s) 0, 1 failed; the first: trainer ") &&
+                 Contains("cannot reach pserver 127.0.0.1:" + std::to_string(ports[1])));
+  CHECK(secs < 15);
 }
 
 TEST_CASE("2 pservers and 2 trainers train across four network namespaces",

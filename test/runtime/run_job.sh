@@ -4,10 +4,13 @@
 #   VICTIM: none | pserver.0 | pserver.1 | trainer.0 | trainer.1 (killed with SIGKILL)
 #   CONVENTION (environment, default paddle1): how each node learns its role, as a site's launcher
 #   would tell it: paddle1 (PADDLE_TRAINING_ROLE ...), paddle2 (fleet's TRAINING_ROLE, POD_IP,
-#   PADDLE_PORT ...) or tf (TF_CONFIG with a chief and a worker).
+#   PADDLE_PORT ...), tf (TF_CONFIG with a chief and a worker), or through a scheduler that a
+#   fifth node serves at PORT0 (it then prints "scheduler STATUS" too): pslite (DMLC_*) or
+#   mindspore (MS_*); their pservers pick their own ports.
 #   RESTART_AFTER (environment): start VICTIM again this many seconds after killing it.
-#   VICTIM_WAIT_FOR (environment): AFTER counts from when VICTIM's log has this text (waits up
-#   to 60 s), not from the start: a slow build starts slowly.
+#   VICTIM_WAIT_FOR (environment): AFTER counts from when VICTIM's log (or that of the node
+#   VICTIM_WAIT_IN names) has this text (waits up to 60 s), not from the start: a slow build
+#   (the sanitizers) starts slowly.
 #   VICTIM_SIGNAL (environment, default KILL): the signal VICTIM gets; another than KILL (USR1
 #   asks a pserver for a checkpoint) leaves it running.
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
@@ -45,6 +48,17 @@ nodeEnv() {
     [ "$type" != ps ] && i=0 # the chief and the one worker are each index 0 of their kind
     echo "TF_CONFIG={\"cluster\":{\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p1\"],\
 \"chief\":[\"127.0.0.1:1\"],\"worker\":[\"127.0.0.1:2\"]},\"task\":{\"type\":\"$type\",\"index\":$i}}" ;;
+  pslite)
+    local r=$role
+    [ "$role" = pserver ] && r=server
+    [ "$role" = trainer ] && r=worker
+    echo DMLC_ROLE=$r DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=$p0 DMLC_NUM_SERVER=2 \
+      DMLC_NUM_WORKER=2 ;;
+  mindspore)
+    local r=MS_SCHED
+    [ "$role" = pserver ] && r=MS_PSERVER
+    [ "$role" = trainer ] && r=MS_WORKER
+    echo MS_ROLE=$r MS_SCHED_HOST=127.0.0.1 MS_SCHED_PORT=$p0 MS_SERVER_NUM=2 MS_WORKER_NUM=2 ;;
   esac
 }
 declare -A pids
@@ -57,16 +71,23 @@ startNode() {
   pids[$1.$2]=$!
 }
 flags=("$@")
+nodes="pserver.0 pserver.1 trainer.0 trainer.1"
+case "${CONVENTION:-paddle1}" in
+pslite | mindspore)
+  # shellcheck disable=SC2046
+  env $(nodeEnv scheduler 0) timeout 120 "$bin/oar-executor" >"$out/scheduler.log" 2>&1 &
+  pids[scheduler]=$!
+  nodes="$nodes scheduler" ;;
+esac
 for role in pserver trainer; do
   for i in 0 1; do
     startNode $role $i "$out/$role.$i.log"
   done
 done
-nodes="pserver.0 pserver.1 trainer.0 trainer.1"
 if [ "$victim" != none ]; then
   if [ -n "${VICTIM_WAIT_FOR:-}" ]; then
     for _ in $(seq 1200); do
-      grep -q "$VICTIM_WAIT_FOR" "$out/$victim.log" && break
+      grep -q "$VICTIM_WAIT_FOR" "$out/${VICTIM_WAIT_IN:-$victim}.log" && break
       sleep 0.05
     done
   fi

@@ -8,6 +8,7 @@
 #include "executor/trainer.h"
 #include "ir/verify.h"
 #include "test/support/expect.h"
+#include "test/support/job.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -39,14 +40,6 @@ double aucOf(const std::string &output) {
   size_t a = output.find(", auc ", at);
   REQUIRE(a != std::string::npos);
   return std::stod(output.substr(a + 6));
-}
-
-std::string run(const std::string &cmd) {
-  std::string out;
-  int rc = runCommand(cmd, out);
-  INFO(cmd << "\n" << out);
-  REQUIRE(rc == 0);
-  return out;
 }
 
 } // namespace

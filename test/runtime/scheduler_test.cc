@@ -1,0 +1,218 @@
+// The scheduler role: nodes register and get their place; wrong nodes are refused with one line;
+// a dead node is reported to the others within seconds; mpirun runs a job through it.
+#include <future>
+#include <thread>
+
+#include "executor/npy.h"
+#include "runtime/curve.h"
+#include "runtime/launcher.h"
+#include "runtime/scheduler.h"
+#include "runtime/scheduler_client.h"
+#include "test/support/expect.h"
+#include "test/support/fixture.h"
+#include "test/support/job.h"
+
+using namespace oar;
+using namespace oar::runtime;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// A scheduler for `pservers` x `trainers` on a free loopback port, in a thread.
+struct SchedulerInThread {
+  SchedulerOptions opts;
+  std::future<llvm::Error> result;
+  std::vector<std::string> lines;
+  std::mutex linesMutex;
+
+  SchedulerInThread(int64_t pservers, int64_t trainers, std::chrono::milliseconds timeout) {
+    opts.endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+    opts.pservers = pservers, opts.trainers = trainers;
+    opts.registerTimeout = timeout;
+    opts.log = [this](const std::string &line) {
+      std::lock_guard<std::mutex> lock(linesMutex);
+      lines.push_back(line);
+    };
+    result = std::async(std::launch::async, [this] { return runScheduler(opts); });
+  }
+  SchedulerRequest request(const std::string &role, int64_t id = -1) const {
+    SchedulerRequest r;
+    r.scheduler = opts.endpoint;
+    r.role = role;
+    r.askedId = id;
+    r.pservers = opts.pservers, r.trainers = opts.trainers;
+    r.timeout = std::chrono::milliseconds(10000);
+    if (role == "pserver")
+      r.endpoint = "127.0.0.1:" + std::to_string(40000 + (id < 0 ? 9 : id));
+    return r;
+  }
+};
+
+} // namespace
+
+TEST_CASE("the scheduler gives each node its id and every pserver's endpoint",
+          "[runtime][cluster][scheduler]") {
+  SchedulerInThread s(2, 2, std::chrono::milliseconds(10000));
+  // Nodes join in any order; an id asked for is given, the others fill the gaps.
+  auto t =
+      std::async(std::launch::async, [&] { return SchedulerLink::join(s.request("trainer"), {}); });
+  auto p1 = std::async(std::launch::async,
+                       [&] { return SchedulerLink::join(s.request("pserver", 1), {}); });
+  auto p0 = std::async(std::launch::async,
+                       [&] { return SchedulerLink::join(s.request("pserver", 0), {}); });
+  auto t1 = std::async(std::launch::async,
+                       [&] { return SchedulerLink::join(s.request("trainer", 1), {}); });
+  std::vector<std::unique_ptr<SchedulerLink>> links;
+  for (auto *f : {&t, &p1, &p0, &t1})
+    links.push_back(requireValue(f->get()));
+  CHECK(links[0]->assignment().id == 0); // trainer 1 was asked for
+  CHECK(links[1]->assignment().id == 1);
+  CHECK(links[2]->assignment().id == 0);
+  CHECK(links[3]->assignment().id == 1);
+  for (const auto &l : links) {
+    CHECK(l->assignment().pservers ==
+          std::vector<std::string>{"127.0.0.1:40000", "127.0.0.1:40001"});
+    CHECK(l->assignment().trainers == 2);
+  }
+  for (const auto &l : links)
+    l->leave("");
+  REQUIRE_OK(s.result.get());
+}
+
+TEST_CASE("the scheduler refuses a node that does not fit, with a line saying why",
+          "[runtime][cluster][scheduler]") {
+  SchedulerInThread s(1, 1, std::chrono::milliseconds(3000));
+  SchedulerRequest wrongCounts = s.request("trainer");
+  wrongCounts.trainers = 3;
+  CHECK_THAT(errorText(SchedulerLink::join(wrongCounts, {})),
+             Contains("refused this trainer: this node was started for 1 pserver(s) and 3 "
+                      "trainer(s), the scheduler for 1 and 1"));
+  CHECK_THAT(errorText(SchedulerLink::join(s.request("trainer", 5), {})),
+             Contains("trainer id 5 is out of range (the job has 1)"));
+  SchedulerRequest noEndpoint = s.request("pserver");
+  noEndpoint.endpoint.clear();
+  CHECK_THAT(errorText(SchedulerLink::join(noEndpoint, {})),
+             Contains("a pserver must say the endpoint it serves"));
+  // Only the pserver comes: the trainer never registers, and the scheduler says so.
+  auto p = std::async(std::launch::async,
+                      [&] { return SchedulerLink::join(s.request("pserver", 0), {}); });
+  CHECK_THAT(errorText(p.get()),
+             Contains("only 1 of 1 pserver(s) and 0 of 1 trainer(s) registered in 3.0 s"));
+  CHECK_THAT(errorText(s.result.get()), Contains("only 1 of 1 pserver(s)"));
+}
+
+TEST_CASE("with CURVE keys the scheduler takes only the pservers' key and listed trainers",
+          "[runtime][cluster][scheduler][curve]") {
+  if (!curveAvailable()) {
+    WARN("skipped: this libzmq has no CURVE");
+    return;
+  }
+  CurveKeyPair server = requireValue(newCurveKeyPair()), trainer = requireValue(newCurveKeyPair()),
+               stranger = requireValue(newCurveKeyPair());
+  SchedulerOptions opts;
+  opts.endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  opts.pservers = opts.trainers = 1;
+  opts.registerTimeout = std::chrono::milliseconds(10000);
+  opts.curve.own = server;
+  opts.curve.allowed = {trainer.publicKey};
+  auto result = std::async(std::launch::async, [&] { return runScheduler(opts); });
+  auto request = [&](const std::string &role, const CurveKeyPair &keys) {
+    SchedulerRequest r;
+    r.scheduler = opts.endpoint;
+    r.role = role;
+    r.pservers = r.trainers = 1;
+    r.endpoint = role == "pserver" ? "127.0.0.1:40000" : "";
+    r.curve.own = keys;
+    r.curve.serverKey = role == "trainer" ? server.publicKey : "";
+    r.timeout = std::chrono::milliseconds(10000);
+    return r;
+  };
+  // An unlisted key never gets a place: the handshake is refused, nothing registers.
+  SchedulerRequest unlisted = request("trainer", stranger);
+  unlisted.timeout = std::chrono::milliseconds(1500);
+  CHECK_THAT(errorText(SchedulerLink::join(unlisted, {})), Contains("no assignment in"));
+  auto p = std::async(std::launch::async,
+                      [&] { return SchedulerLink::join(request("pserver", server), {}); });
+  auto t = requireValue(SchedulerLink::join(request("trainer", trainer), {}));
+  auto ps = requireValue(p.get());
+  CHECK(t->assignment().pservers == std::vector<std::string>{"127.0.0.1:40000"});
+  t->leave("");
+  ps->leave("");
+  REQUIRE_OK(result.get());
+}
+
+TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
+          "[runtime][cluster][scheduler]") {
+  SchedulerRequest r;
+  r.scheduler = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  r.role = "trainer";
+  r.pservers = r.trainers = 1;
+  r.timeout = std::chrono::milliseconds(500);
+  CHECK_THAT(errorText(SchedulerLink::join(r, {})),
+             Contains("scheduler " + r.scheduler + ": no assignment in"));
+}
+
+TEST_CASE("a killed trainer is reported by the scheduler to every other node within seconds",
+          "[e2e][runtime][cluster][scheduler][fault]") {
+  // Sync: without the scheduler the pservers would wait for the barrier timeout (60 s).
+  std::string dir = scratchDir("e2e_scheduler_kill");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
+  auto start = std::chrono::steady_clock::now();
+  std::string out = runJob(dir + "/model", dir + "/run", "trainer.1", "0.5", "--mode sync", nullptr,
+                           "pslite", "VICTIM_WAIT_FOR=this.node.is");
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(out);
+  CHECK_THAT(out, Contains("trainer.1 137") && Contains("scheduler 1"));
+  CHECK_THAT(readFile(dir + "/run/scheduler.log"),
+             Contains("is gone: no heartbeat for") && Contains("the job failed"));
+  for (const char *node : {"pserver.0", "pserver.1"})
+    CHECK_THAT(readFile(dir + "/run/" + node + ".log"),
+               Contains("is gone, the scheduler says: no heartbeat for"));
+  CHECK_THAT(readFile(dir + "/run/trainer.0.log"), Contains("is gone: no heartbeat for"));
+  CHECK(secs < 20); // registration, 0.5 s of training, 3 s of silence, the ends
+}
+
+TEST_CASE("oar-launch --scheduler trains as oar-launch with endpoints handed out",
+          "[e2e][runtime][cluster][scheduler]") {
+  std::string dir = scratchDir("e2e_launch_scheduler");
+  makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
+  for (const char *how : {"given", "scheduler"}) {
+    std::string flag = how == std::string("scheduler") ? " --scheduler" : "";
+    std::string log = run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync" +
+                          flag + " --save " + dir + "/" + how + " " + dir + "/model 2>&1");
+    if (!flag.empty()) {
+      INFO(log);
+      CHECK_THAT(log, Contains("[scheduler] scheduler 127.0.0.1:") &&
+                          Contains("this node is pserver 1 of 2") &&
+                          Contains("every node finished"));
+    }
+  }
+  CHECK(sameBits(requireValue(readNpy(dir + "/given/fc_0.w_0.npy")),
+                 requireValue(readNpy(dir + "/scheduler/fc_0.w_0.npy"))));
+}
+
+TEST_CASE("a 2x2 job under mpirun trains as the same job under oar-launch",
+          "[e2e][runtime][cluster][mpi]") {
+  std::string probe;
+  if (runCommand("command -v mpirun", probe) != 0) {
+    WARN("skipped: mpirun is not installed (Debian's openmpi-bin; scripts/test.sh installs it), "
+         "so the MPI path is not tested");
+    return;
+  }
+  std::string dir = scratchDir("e2e_mpi");
+  makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
+  run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync --save " + dir +
+      "/launch " + dir + "/model > " + dir + "/launch.log 2>&1");
+  // Ranks 0-1 serve (rank 0 also runs the scheduler), ranks 2-3 train.
+  std::string scheduler = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  std::string log = run("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 " + binDir() +
+                        "/oar-executor --main " + dir + "/model/main.pb --startup " + dir +
+                        "/model/startup.pb --mode sync --scheduler " + scheduler +
+                        " --pserver-count 2 --save " + dir + "/mpi 2>&1");
+  INFO(log);
+  CHECK_THAT(log, Contains("this node is trainer 1 of 2 pserver(s) and 2 trainer(s)") &&
+                      Contains("every node finished"));
+  for (const char *param : {"fc_0.w_0", "fc_0.b_0"})
+    CHECK(sameBits(requireValue(readNpy(dir + "/mpi/" + std::string(param) + ".npy")),
+                   requireValue(readNpy(dir + "/launch/" + std::string(param) + ".npy"))));
+}

@@ -1,0 +1,37 @@
+// Real jobs for end-to-end tests.
+#include "test/support/job.h"
+
+#include "runtime/launcher.h"
+#include "test/support/expect.h"
+
+namespace oar {
+
+std::string run(const std::string &cmd) {
+  std::string out;
+  int rc = runCommand(cmd, out);
+  INFO(cmd << "\n" << out);
+  REQUIRE(rc == 0);
+  return out;
+}
+
+void makeModel(const std::string &dir, const std::string &args) {
+  run(binDir() + "/oar-model " + args + " -o " + dir);
+}
+
+void makeFitALine(const std::string &dir, const std::string &args) {
+  makeModel(dir, "--model=linear --in=13 --out=1 " + args + " --format=uci_housing --data=" +
+                     sourceDir() + "/data/uci_housing/housing.data");
+}
+
+std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
+                   const std::string &after, const std::string &flags, std::vector<int> *portsOut,
+                   const std::string &convention, const std::string &env) {
+  auto ports = requireValue(runtime::freePorts(2));
+  if (portsOut)
+    *portsOut = ports;
+  return run(env + " CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
+             binDir() + " " + model + " " + out + " " + std::to_string(ports[0]) + " " +
+             std::to_string(ports[1]) + " " + victim + " " + after + " " + flags);
+}
+
+} // namespace oar
