@@ -126,20 +126,23 @@ private:
     return msg;
   }
 
-  /// Why `msg` cannot join, or "" when it can.
+  /// Why `msg` cannot join, or "" when it can. Nothing of a refused node is kept.
   std::string checkRegistration(const proto::SchedMsg &msg) {
     const std::string &role = msg.role();
     if (role != "pserver" && role != "trainer")
-      return "role \"" + role + "\" is neither pserver nor trainer";
+      return "a role that is neither pserver nor trainer";
+    // What a peer names goes into log lines: printable text only.
+    auto printable = [](llvm::StringRef s) { return llvm::all_of(s, llvm::isPrint); };
+    if (!printable(msg.job_id()) || !printable(msg.endpoint()))
+      return "a launch id or endpoint that is not printable text";
     if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
       return llvm::formatv("this node was started for {0} pserver(s) and {1} trainer(s), the "
                            "scheduler for {2} and {3}",
                            msg.pservers_count(), msg.trainers_count(), opts_.pservers,
                            opts_.trainers)
           .str();
-    if (jobId_.empty() && !msg.job_id().empty() && members_.empty())
-      jobId_ = msg.job_id();
-    if (msg.job_id() != jobId_)
+    // Without a launch id of its own, the scheduler takes the first accepted node's.
+    if (msg.job_id() != jobId_ && !(jobId_.empty() && members_.empty()))
       return llvm::formatv("this node belongs to launch \"{0}\", the scheduler to \"{1}\"",
                            msg.job_id(), jobId_)
           .str();
@@ -153,8 +156,12 @@ private:
     for (const Member &m : members_)
       if (m.role == role && msg.id() >= 0 && m.askedId == msg.id())
         return llvm::formatv("{0} {1} has registered already", role, msg.id()).str();
-    if (role == "pserver" && msg.endpoint().empty())
-      return "a pserver must say the endpoint it serves";
+    if (role == "pserver") {
+      auto [host, port] = llvm::StringRef(msg.endpoint()).rsplit(':');
+      unsigned number = 0;
+      if (host.empty() || port.getAsInteger(10, number) || number == 0 || number > 65535)
+        return "a pserver must say the endpoint it serves, as host:port";
+    }
     for (const Member &m : members_)
       if (m.role == "pserver" && !msg.endpoint().empty() && m.endpoint == msg.endpoint())
         return "endpoint " + msg.endpoint() + " is another pserver's";
@@ -182,6 +189,8 @@ private:
         refuse(identity, why, from);
         continue;
       }
+      if (members_.empty() && jobId_.empty())
+        jobId_ = msg->job_id();
       Member m;
       m.identity = identity;
       m.role = msg->role();

@@ -92,7 +92,12 @@ TEST_CASE("the scheduler refuses a node that does not fit, with a line saying wh
   SchedulerRequest noEndpoint = s.request("pserver");
   noEndpoint.endpoint.clear();
   CHECK_THAT(errorText(SchedulerLink::join(noEndpoint, {})),
-             Contains("a pserver must say the endpoint it serves"));
+             Contains("a pserver must say the endpoint it serves, as host:port"));
+  SchedulerRequest junk = s.request("pserver", 0);
+  junk.endpoint = "host\n:1";
+  junk.jobId = "evil";
+  CHECK_THAT(errorText(SchedulerLink::join(junk, {})),
+             Contains("a launch id or endpoint that is not printable text"));
   // Only the pserver comes: the trainer never registers, and the scheduler says so.
   auto p = std::async(std::launch::async,
                       [&] { return SchedulerLink::join(s.request("pserver", 0), {}); });
