@@ -71,10 +71,23 @@ static llvm::Expected<ClusterSpec> clusterFromRoleEnv(const GetEnv &getenv) {
 
 llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {
   auto spec = clusterFromRoleEnv(getenv);
-  if (spec)
-    if (const char *job = getenv("OAR_JOB_ID"); job && *job)
-      spec->jobId = job;
+  if (!spec)
+    return spec;
+  if (const char *job = getenv("OAR_JOB_ID"); job && *job)
+    spec->jobId = job;
+  const char *rank = getenv("SLURM_PROCID"), *size = getenv("SLURM_NTASKS");
+  int64_t r = -1, n = 0;
+  if (rank && size && !llvm::StringRef(rank).getAsInteger(10, r) &&
+      !llvm::StringRef(size).getAsInteger(10, n) && r >= 0 && r < n)
+    spec->slurmRank = r, spec->slurmSize = n;
   return spec;
+}
+
+bool useSlurmRank(ClusterSpec &spec) {
+  if (!spec.role.empty() || spec.mpiRank >= 0 || spec.slurmRank < 0 || spec.pserverCount < 1)
+    return false;
+  spec.mpiRank = spec.slurmRank, spec.mpiSize = spec.slurmSize;
+  return true;
 }
 
 llvm::Expected<size_t> pserverIndex(const ClusterSpec &spec) {

@@ -27,6 +27,9 @@ struct ClusterSpec {
   std::string nodeHost;              ///< with a scheduler: the host a pserver serves at
   bool runsScheduler = false;        ///< MPI rank 0 serves the scheduler beside its own role
   int64_t mpiRank = -1, mpiSize = 0; ///< under mpirun (or srun with PMI)
+  /// Under srun: SLURM_PROCID and SLURM_NTASKS. A Slurm job sets them in every process, so they
+  /// place this node only when asked to (--pserver-count without a role: useSlurmRank()).
+  int64_t slurmRank = -1, slurmSize = 0;
 };
 
 using GetEnv = std::function<const char *(const char *)>;
@@ -42,6 +45,9 @@ llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv);
 /// An MPI rank's role, once --scheduler and --pserver-count are known: the first pserverCount
 /// ranks serve (rank 0 also runs the scheduler), the rest train.
 llvm::Error placeMpiRank(ClusterSpec &spec);
+/// Takes the Slurm task rank as the MPI rank (then placeMpiRank) when the node has no role of its
+/// own, no MPI rank, and asks for rank placement with a pserver count. Returns whether it did.
+bool useSlurmRank(ClusterSpec &spec);
 
 /// The index of the pserver this spec is, among its pservers; errors name the endpoint.
 llvm::Expected<size_t> pserverIndex(const ClusterSpec &spec);

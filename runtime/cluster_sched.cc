@@ -134,10 +134,11 @@ llvm::Expected<ClusterSpec> clusterFromMpi(const GetEnv &getenv) {
 
 llvm::Error placeMpiRank(ClusterSpec &spec) {
   if (spec.scheduler.empty() || spec.pserverCount < 1)
-    return makeError("an MPI rank ({0} of {1}) learns its role from the rank: give --scheduler "
-                     "HOST:PORT (rank 0 serves it there) and --pserver-count N (the first N "
-                     "ranks serve)",
-                     spec.mpiRank, spec.mpiSize);
+    return makeError(
+        "rank {0} of {1} (mpirun, srun) learns its role from the rank: give --scheduler "
+        "HOST:PORT (rank 0 serves it there) and --pserver-count N (the first N "
+        "ranks serve)",
+        spec.mpiRank, spec.mpiSize);
   if (spec.mpiSize <= spec.pserverCount)
     return makeError("{0} MPI ranks leave no trainer after {1} pserver(s): run at least {2}",
                      spec.mpiSize, spec.pserverCount, spec.pserverCount + 1);

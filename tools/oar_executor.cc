@@ -423,7 +423,7 @@ int main(int argc, char **argv) {
     c.askedId = trainerId;
   if (!c.scheduler.empty() && c.role == "pserver" && pserverId.getNumOccurrences())
     c.askedId = pserverId;
-  if (c.mpiRank >= 0)
+  if (c.mpiRank >= 0 || oar::runtime::useSlurmRank(c))
     exitOnErr(oar::runtime::placeMpiRank(c));
   if (numThreads.getNumOccurrences() && numThreads < 1)
     exitOnErr(oar::makeError("--num-threads {0} must be at least 1", numThreads));

@@ -145,4 +145,22 @@ TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and
   CHECK(zero.runsScheduler);
   zero.pserverCount = 2;
   CHECK_THAT(errorText(placeMpiRank(zero)), Contains("2 MPI ranks leave no trainer"));
+
+  // Slurm sets SLURM_PROCID in every process of a job: alone it changes nothing.
+  ClusterSpec task = requireValue(specOf({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}}));
+  CHECK(task.role.empty());
+  CHECK(task.slurmRank == 2);
+  CHECK_FALSE(useSlurmRank(task)); // no --pserver-count: a single-machine run
+  task.pserverCount = 1, task.scheduler = "127.0.0.1:7000";
+  REQUIRE(useSlurmRank(task));
+  REQUIRE_OK(placeMpiRank(task));
+  CHECK(task.role == "trainer");
+  CHECK(task.askedId == 1);
+  CHECK(task.trainers == 3);
+  ClusterSpec paddle = requireValue(specOf({{"SLURM_PROCID", "0"},
+                                            {"SLURM_NTASKS", "1"},
+                                            {"PADDLE_TRAINING_ROLE", "TRAINER"},
+                                            {"PADDLE_PSERVERS_IP_PORT_LIST", "h:1"}}));
+  paddle.pserverCount = 1;
+  CHECK_FALSE(useSlurmRank(paddle)); // a role of its own wins
 }
