@@ -69,7 +69,8 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
     return single.takeError();
   DistributeConfig config = opts.config;
   config.trainers = c.trainers;
-  config.trainerId = c.role == "trainer" ? c.trainerId : 0;
+  // A trainer that joined an elastic job (an id past the count) trains on shard id mod count.
+  config.trainerId = c.role == "trainer" ? c.trainerId % std::max<int64_t>(c.trainers, 1) : 0;
   config.pservers = c.pservers;
   auto result = transpile(single->main, single->startup, config);
   if (!result)
@@ -89,7 +90,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     return makeError("this program is a {0} program, not a trainer's",
                      dist.role().empty() ? "single-machine" : dist.role());
   int64_t id = opts.cluster.trainerId;
-  if (id < 0 || id >= dist.trainers())
+  if (id < 0 || (id >= dist.trainers() && !opts.elastic))
     return makeError("trainer id {0} is out of range for {1} trainers", id, dist.trainers());
   // Held until this function returns, so no other job saves into the directory meanwhile.
   auto saveLock =
@@ -123,7 +124,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   TrainOptions train = opts.train;
   if (id != 0) // trainer 0 scores the model, as it does at the end
     train.evalEverySteps = 0, train.evalEveryEpoch = false;
-  train.trainerId = id;
+  train.trainerId = id % dist.trainers(); // the data shard; a joined trainer shares one
   train.trainers = dist.trainers();
   train.onStep = opts.onStep;
   train.shouldStop = stopRequested;
@@ -255,6 +256,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
         inDir(opts.checkpointDir, "pserver." + std::to_string(progs.main.dist().pserver_index()));
   env.pserver.checkpointEvery = opts.checkpointEvery;
   env.pserver.goneTrainers = opts.goneTrainers;
+  env.pserver.elastic = opts.elastic;
   env.pserver.checkpointKeep = opts.checkpointKeep;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;

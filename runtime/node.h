@@ -28,6 +28,8 @@ struct NodeOptions {
   int checkpointKeep = 3;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
+  /// Async: trainers may join the running job (ids past the count; PserverOptions::elastic).
+  bool elastic = false;
   /// Trainers the scheduler reported gone (PserverOptions::goneTrainers); unset: none.
   std::function<std::map<int64_t, std::string>()> goneTrainers;
   /// Trainers skip training: trainer 0 evaluates the test feed on the pservers' model (loaded

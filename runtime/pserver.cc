@@ -27,6 +27,8 @@ namespace oar::runtime {
 char TrainersFailedError::ID = 0;
 
 using Clock = std::chrono::steady_clock;
+/// Elastic async: at most this many trainer ids, joined ones included.
+constexpr int64_t kMaxElasticTrainers = 1024;
 
 namespace {
 /// A message of a trainer that has not said HELLO since this pserver went back to a checkpoint.
@@ -311,11 +313,27 @@ struct PserverLoop::Impl {
   }
 
   bool live(int64_t t) const { return !completed[t] && !lost[t]; }
+  /// The trainers this pserver keeps state for: the job's count, and any that joined (elastic).
+  int64_t trainerSlots() const { return static_cast<int64_t>(completed.size()); }
   bool anyLive() const {
-    for (int64_t t = 0; t < fanin; ++t)
+    for (int64_t t = 0; t < trainerSlots(); ++t)
       if (live(t))
         return true;
     return false;
+  }
+  /// Elastic async: makes room for trainer `t`, which joined the running job. Slots between the
+  /// old ones and `t` (ids the scheduler has not given) count as completed.
+  void addTrainerSlot(int64_t t) {
+    int64_t from = trainerSlots();
+    for (auto *v : {&barrierRound, &lastStep})
+      v->resize(t + 1, 0);
+    completed.resize(t + 1, true);
+    lost.resize(t + 1, false);
+    helloPeer.resize(t + 1, "");
+    lastSeen.resize(t + 1, Clock::now());
+    completed[t] = false;
+    log(llvm::formatv("trainer {0} joined the running job ({1} trainer slots)", t, t + 1).str());
+    (void)from;
   }
   std::string listTrainers(const std::vector<int64_t> &ids) const {
     std::vector<std::string> s;
@@ -473,7 +491,10 @@ struct PserverLoop::Impl {
   llvm::Error handle(const std::string &peer, Message &m) {
     const proto::MsgHeader &h = m.header;
     int64_t t = h.trainer_id();
-    if (t < 0 || t >= fanin)
+    if (t >= trainerSlots() && t < kMaxElasticTrainers && opts.elastic && mode == "async" &&
+        h.kind() == proto::HELLO && checkJob(h, t).empty())
+      addTrainerSlot(t); // a trainer joining the running job
+    if (t < 0 || t >= trainerSlots())
       return makeError("trainer id {0} is out of range (this job has {1} trainers)", t, fanin);
     if (h.kind() != proto::HELLO && helloPeer[t] != peer && rolledBackTo)
       return llvm::make_error<RolledBackError>(t, *rolledBackTo);
@@ -506,15 +527,8 @@ struct PserverLoop::Impl {
     const proto::MsgHeader &h = m.header;
     switch (h.kind()) {
     case proto::HELLO:
-      if (h.mode() != mode || h.trainers() != fanin || h.plan_digest() != digest)
-        return makeError("job mismatch: trainer {0} runs mode {1} with {2} trainers and plan {3}, "
-                         "but this pserver runs mode {4} with {5} trainers and plan {6}; "
-                         "transpile both from the same program and flags",
-                         t, h.mode(), h.trainers(), h.plan_digest(), mode, fanin, digest);
-      if (!opts.jobId.empty() && h.job_id() != opts.jobId)
-        return makeError("trainer {0} belongs to launch \"{1}\", but this pserver to launch "
-                         "\"{2}\"; a trainer of another oar-launch of the same model is refused",
-                         t, h.job_id(), opts.jobId);
+      if (std::string why = checkJob(h, t); !why.empty())
+        return makeError("{0}", why);
       if (h.has_rollback_to())
         if (llvm::Error err = rollback(h.rollback_to(), t))
           return err;
@@ -605,6 +619,22 @@ struct PserverLoop::Impl {
     }
   }
 
+  /// Why trainer `t`'s HELLO is not of this job, or "".
+  std::string checkJob(const proto::MsgHeader &h, int64_t t) const {
+    if (h.mode() != mode || h.trainers() != fanin || h.plan_digest() != digest)
+      return llvm::formatv("job mismatch: trainer {0} runs mode {1} with {2} trainers and plan "
+                           "{3}, but this pserver runs mode {4} with {5} trainers and plan {6}; "
+                           "transpile both from the same program and flags",
+                           t, h.mode(), h.trainers(), h.plan_digest(), mode, fanin, digest)
+          .str();
+    if (!opts.jobId.empty() && h.job_id() != opts.jobId)
+      return llvm::formatv("trainer {0} belongs to launch \"{1}\", but this pserver to launch "
+                           "\"{2}\"; a trainer of another oar-launch of the same model is refused",
+                           t, h.job_id(), opts.jobId)
+          .str();
+    return "";
+  }
+
   /// The answer to a HELLO: whether this pserver checkpoints, and (sync) the step it applied.
   proto::MsgHeader helloReply(int64_t t, int64_t step) const {
     proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, checkpoints ? optimizedRounds : step);
@@ -693,7 +723,7 @@ struct PserverLoop::Impl {
                          .str());
     }
     if (mode != "sync") { // a trainer silent far longer than its peers is lost
-      for (int64_t t = 0; t < fanin; ++t)
+      for (int64_t t = 0; t < trainerSlots(); ++t)
         if (live(t) && now - lastSeen[t] > opts.timeouts.barrier &&
             now - lastActivity < opts.timeouts.barrier) {
           lost[t] = true;
@@ -705,7 +735,7 @@ struct PserverLoop::Impl {
     }
     if (opts.goneTrainers)
       for (const auto &[t, why] : opts.goneTrainers()) {
-        if (t < 0 || t >= fanin || !live(t))
+        if (t < 0 || t >= trainerSlots() || !live(t))
           continue;
         if (mode == "sync")
           return failAll(
@@ -717,7 +747,7 @@ struct PserverLoop::Impl {
       }
     if (now - lastActivity > opts.timeouts.idle) {
       std::vector<int64_t> waiting;
-      for (int64_t t = 0; t < fanin; ++t)
+      for (int64_t t = 0; t < trainerSlots(); ++t)
         if (live(t))
           waiting.push_back(t);
       return failAll(llvm::formatv("no message from any trainer in {0:f2} s; still waiting for "
@@ -801,7 +831,7 @@ struct PserverLoop::Impl {
     if (!fatal.empty())
       return failAll(fatal);
     std::vector<int64_t> lostIds;
-    for (int64_t t = 0; t < fanin; ++t)
+    for (int64_t t = 0; t < trainerSlots(); ++t)
       if (lost[t])
         lostIds.push_back(t);
     if (!lostIds.empty())

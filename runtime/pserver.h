@@ -22,6 +22,9 @@ struct PserverOptions {
   std::string tableLoadDir, tableSaveDir;
   /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
   std::string jobId;
+  /// Async: trainers beyond the job's count may join while it runs (a scheduler gives them ids
+  /// past the count), and the pserver serves until every trainer that joined has completed.
+  bool elastic = false;
   /// Polled: trainers known to be gone (the scheduler's heartbeats), with why. Sync: the job
   /// fails at once naming it; async: it is lost, as one silent past the barrier timeout.
   std::function<std::map<int64_t, std::string>()> goneTrainers;

@@ -259,6 +259,42 @@ private:
     return makeError("scheduler {0}: {1}", opts_.endpoint, why);
   }
 
+  /// Elastic: a trainer registering while the job runs gets the id after the highest given.
+  void admitLate(const std::string &identity, const proto::SchedMsg &msg, const std::string &from) {
+    auto printable = [](llvm::StringRef s) { return llvm::all_of(s, llvm::isPrint); };
+    std::string why;
+    if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
+      why = "this node was started for other counts than the job's";
+    else if (!printable(msg.job_id()) || msg.job_id() != jobId_)
+      why = "this node belongs to another launch";
+    if (!why.empty())
+      return refuse(identity, why, from);
+    Member m;
+    m.identity = identity;
+    m.role = "trainer";
+    for (const Member &other : members_)
+      if (other.role == "trainer")
+        m.id = std::max(m.id, other.id + 1);
+    m.lastSeen = Clock::now();
+    std::vector<std::string> pservers(opts_.pservers);
+    for (const Member &p : members_)
+      if (p.role == "pserver")
+        pservers[p.id] = p.endpoint;
+    members_.push_back(m);
+    proto::SchedMsg assign;
+    assign.set_version(kProtocolVersion);
+    assign.set_kind(proto::ASSIGN);
+    assign.set_role("trainer");
+    assign.set_id(m.id);
+    assign.set_job_id(jobId_);
+    assign.set_pservers_count(opts_.pservers);
+    assign.set_trainers_count(opts_.trainers);
+    for (const std::string &ep : pservers)
+      assign.add_pservers(ep);
+    send(identity, assign);
+    log(llvm::formatv("trainer {0} joined the running job from {1}", m.id, from).str());
+  }
+
   Member *memberOf(const std::string &identity) {
     for (Member &m : members_)
       if (m.identity == identity)
@@ -298,8 +334,14 @@ private:
       if (auto msg = receive(identity, from, std::chrono::milliseconds(200))) {
         Member *m = memberOf(identity);
         if (!m) {
-          if (msg->kind() != proto::SCHED_UNSET)
-            refuse(identity, "the job is complete: every node has registered", from);
+          if (msg->kind() == proto::REGISTER && opts_.elastic && msg->role() == "trainer")
+            admitLate(identity, *msg, from);
+          else if (msg->kind() != proto::SCHED_UNSET)
+            refuse(identity,
+                   opts_.elastic ? "the job runs: only trainers may join it"
+                                 : "the job is complete: every node has registered (a scheduler "
+                                   "started with --elastic takes trainers that join later)",
+                   from);
         } else if (msg->kind() == proto::HEARTBEAT) {
           m->lastSeen = Clock::now();
         } else if (msg->kind() == proto::LEAVE && !m->gone && !m->left) {

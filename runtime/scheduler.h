@@ -20,6 +20,9 @@ struct SchedulerOptions {
   std::string jobId;
   /// Every node must register within this long of the scheduler's start.
   std::chrono::milliseconds registerTimeout{60000};
+  /// Async jobs: a trainer may register while the job runs; it gets the next trainer id (past
+  /// the count) and the same endpoints. Pservers must be started with elastic too.
+  bool elastic = false;
   /// Nodes send a heartbeat every second; one silent this long is gone.
   std::chrono::milliseconds heartbeatTimeout{3000};
   /// CURVE: the pservers' key pair, and the trainers' public keys; the pservers register with

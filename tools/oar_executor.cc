@@ -85,6 +85,11 @@ static cl::opt<int64_t> pserverId("pserver-id",
 static cl::opt<int64_t> pserverCount("pserver-count",
                                      cl::desc("with --scheduler: the number of pservers"),
                                      cl::init(0), cl::cat(jobCategory));
+static cl::opt<bool>
+    elastic("elastic",
+            cl::desc("async: trainers may join the running job through the scheduler (give it "
+                     "to the scheduler and the pservers) and leave it by completing"),
+            cl::cat(jobCategory));
 static cl::opt<int64_t>
     registerTimeoutMs("register-timeout-ms",
                       cl::desc("with --scheduler: every node registering (default 60000)"),
@@ -273,6 +278,7 @@ static oar::runtime::SchedulerOptions schedulerOptions(const oar::runtime::Clust
   s.jobId = c.jobId;
   s.registerTimeout = std::chrono::milliseconds(registerTimeoutMs);
   s.curve = curveFromFlags();
+  s.elastic = elastic;
   s.log = logLine;
   s.shouldStop = oar::runtime::stopRequested;
   return s;
@@ -357,6 +363,11 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   opts.checkpointDir = checkpointDir, opts.checkpointEvery = checkpointEvery;
   opts.checkpointKeep = checkpointKeep;
   opts.log = logLine;
+  opts.elastic = elastic;
+  if (elastic && mode != "async")
+    exitOnErr(oar::makeError("--elastic is for async jobs (trainers join and leave while the "
+                             "others train); this one runs {0}",
+                             mode));
   if (schedulerLink)
     opts.goneTrainers = [] { return schedulerLink->goneTrainers(); };
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));

@@ -196,6 +196,46 @@ TEST_CASE("oar-launch --scheduler trains as oar-launch with endpoints handed out
                  requireValue(readNpy(dir + "/scheduler/fc_0.w_0.npy"))));
 }
 
+TEST_CASE("elastic async: a third trainer joins the running job through the scheduler, another "
+          "leaves, and the job converges",
+          "[e2e][runtime][cluster][scheduler][elastic]") {
+  std::string dir = scratchDir("e2e_elastic");
+  makeFitALine(dir + "/model", "--lr=0.01 --batch-size=10 --epochs=30");
+  int port = requireValue(freePorts(1)).front();
+  std::string env = "DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=" + std::to_string(port) +
+                    " DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2";
+  std::string node = "timeout 120 " + binDir() + "/oar-executor --elastic";
+  std::string job = " --main model/main.pb --startup model/startup.pb --mode async";
+  // Trainer 1 trains 20 epochs and leaves; trainer 2 joins once trainer 0 (400 epochs) trains.
+  std::string script =
+      "cd " + dir + "; export " + env + "\n" +                        //
+      "DMLC_ROLE=scheduler " + node + " > s.log 2>&1 & s=$!\n" +      //
+      "DMLC_ROLE=server " + node + job + " > p0.log 2>&1 & p0=$!\n" + //
+      "DMLC_ROLE=server " + node + job + " > p1.log 2>&1 & p1=$!\n" + //
+      "DMLC_ROLE=worker " + node + job + " --trainer-id 0 --epochs 400 > t0.log 2>&1 & t0=$!\n" +
+      "DMLC_ROLE=worker " + node + job + " --trainer-id 1 --epochs 20 > t1.log 2>&1 & t1=$!\n" +
+      "for i in $(seq 600); do grep -q 'step 1/' t0.log && break; sleep 0.1; done; sleep 0.5\n" +
+      "DMLC_ROLE=worker " + node + job + " --epochs 100 > t2.log 2>&1 & t2=$!\n" +
+      "for n in s p0 p1 t0 t1 t2; do wait ${!n}; echo \"$n $?\"; done\n";
+  writeFile(dir + "/elastic.sh", script);
+  std::string out = run("bash " + dir + "/elastic.sh");
+  INFO(out);
+  for (const char *n : {"s 0", "p0 0", "p1 0", "t0 0", "t1 0", "t2 0"})
+    CHECK_THAT(out, Contains(n));
+  CHECK_THAT(readFile(dir + "/s.log"), Contains("trainer 2 joined the running job") &&
+                                           Contains("trainer 1 finished") &&
+                                           Contains("every node finished"));
+  for (const char *p : {"/p0.log", "/p1.log"})
+    CHECK_THAT(readFile(dir + p), Contains("trainer 2 joined the running job (3 trainer slots)"));
+  CHECK_THAT(readFile(dir + "/t2.log"), Contains("trainer 2: trained"));
+  std::string t0 = readFile(dir + "/t0.log");
+  size_t at = t0.find("test: 102 rows, loss ");
+  REQUIRE(at != std::string::npos);
+  double mse = std::stod(t0.substr(at + 21));
+  INFO(t0.substr(at));
+  CHECK(mse < 25); // the bound of the fixed-membership async test (one machine: 16.1)
+}
+
 TEST_CASE("a 2x2 job under mpirun trains as the same job under oar-launch",
           "[e2e][runtime][cluster][mpi]") {
   std::string probe;
