@@ -152,6 +152,9 @@ TEST_CASE("the nodes the Kubernetes manifests describe, run as local processes, 
     if (workload.str("spec.completionMode") == "Indexed")
       env["JOB_COMPLETION_INDEX"] = std::to_string(index);
     std::string line = "env -i PATH=/usr/bin:/bin";
+    for (const char *keep : {"ASAN_OPTIONS", "UBSAN_OPTIONS"}) // the sanitizer build's settings
+      if (const char *v = getenv(keep))
+        line += std::string(" ") + keep + "=" + v;
     for (const auto &[k, v] : env)
       line += " " + k + "=" + v;
     line += " timeout 120 " + binDir() + "/" + c.at("command")->seq[0].scalar;
