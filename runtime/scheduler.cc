@@ -24,6 +24,9 @@ using Clock = std::chrono::steady_clock;
 /// A scheduler message is small: a registration holds a few names.
 constexpr int64_t kMaxSchedMessage = 64 * 1024;
 
+/// What a peer names goes into log lines: printable text only.
+bool printable(llvm::StringRef s) { return llvm::all_of(s, llvm::isPrint); }
+
 struct Member {
   std::string identity; ///< ZeroMQ routing id of its connection
   std::string role;     ///< "pserver" | "trainer"
@@ -131,8 +134,6 @@ private:
     const std::string &role = msg.role();
     if (role != "pserver" && role != "trainer")
       return "a role that is neither pserver nor trainer";
-    // What a peer names goes into log lines: printable text only.
-    auto printable = [](llvm::StringRef s) { return llvm::all_of(s, llvm::isPrint); };
     if (!printable(msg.job_id()) || !printable(msg.endpoint()))
       return "a launch id or endpoint that is not printable text";
     if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
@@ -202,26 +203,36 @@ private:
               .str());
     }
     assignIds();
-    std::vector<std::string> pservers(opts_.pservers);
-    for (const Member &m : members_)
-      if (m.role == "pserver")
-        pservers[m.id] = m.endpoint;
     for (Member &m : members_) {
-      proto::SchedMsg msg;
-      msg.set_version(kProtocolVersion);
-      msg.set_kind(proto::ASSIGN);
-      msg.set_role(m.role);
-      msg.set_id(m.id);
-      msg.set_job_id(jobId_);
-      msg.set_pservers_count(opts_.pservers);
-      msg.set_trainers_count(opts_.trainers);
-      for (const std::string &ep : pservers)
-        msg.add_pservers(ep);
-      send(m.identity, msg);
+      sendAssignment(m);
       m.lastSeen = Clock::now();
     }
-    log("every node registered; pservers " + llvm::join(pservers, ","));
+    log("every node registered; pservers " + llvm::join(pserverEndpoints(), ","));
     return llvm::Error::success();
+  }
+
+  /// Every pserver's endpoint, by id.
+  std::vector<std::string> pserverEndpoints() const {
+    std::vector<std::string> endpoints(opts_.pservers);
+    for (const Member &m : members_)
+      if (m.role == "pserver")
+        endpoints[m.id] = m.endpoint;
+    return endpoints;
+  }
+
+  /// Tells `m` its place: its id, the job's counts and every pserver's endpoint.
+  void sendAssignment(const Member &m) {
+    proto::SchedMsg msg;
+    msg.set_version(kProtocolVersion);
+    msg.set_kind(proto::ASSIGN);
+    msg.set_role(m.role);
+    msg.set_id(m.id);
+    msg.set_job_id(jobId_);
+    msg.set_pservers_count(opts_.pservers);
+    msg.set_trainers_count(opts_.trainers);
+    for (const std::string &ep : pserverEndpoints())
+      msg.add_pservers(ep);
+    send(m.identity, msg);
   }
 
   /// Ids asked for are given; the others get the lowest free ids in order of arrival.
@@ -261,7 +272,6 @@ private:
 
   /// Elastic: a trainer registering while the job runs gets the id after the highest given.
   void admitLate(const std::string &identity, const proto::SchedMsg &msg, const std::string &from) {
-    auto printable = [](llvm::StringRef s) { return llvm::all_of(s, llvm::isPrint); };
     std::string why;
     if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
       why = "this node was started for other counts than the job's";
@@ -276,22 +286,8 @@ private:
       if (other.role == "trainer")
         m.id = std::max(m.id, other.id + 1);
     m.lastSeen = Clock::now();
-    std::vector<std::string> pservers(opts_.pservers);
-    for (const Member &p : members_)
-      if (p.role == "pserver")
-        pservers[p.id] = p.endpoint;
     members_.push_back(m);
-    proto::SchedMsg assign;
-    assign.set_version(kProtocolVersion);
-    assign.set_kind(proto::ASSIGN);
-    assign.set_role("trainer");
-    assign.set_id(m.id);
-    assign.set_job_id(jobId_);
-    assign.set_pservers_count(opts_.pservers);
-    assign.set_trainers_count(opts_.trainers);
-    for (const std::string &ep : pservers)
-      assign.add_pservers(ep);
-    send(identity, assign);
+    sendAssignment(m);
     log(llvm::formatv("trainer {0} joined the running job from {1}", m.id, from).str());
   }
 
