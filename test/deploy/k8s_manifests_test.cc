@@ -19,19 +19,20 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// A YAML value: a scalar, a mapping (in order) or a sequence.
+/// A YAML value: a scalar, a mapping (keys and values in order) or a sequence. (Parallel
+/// vectors: a std::pair of the incomplete Yaml is not allowed in a member of Yaml.)
 struct Yaml {
   std::string scalar;
-  std::vector<std::pair<std::string, Yaml>> map;
-  std::vector<Yaml> seq;
+  std::vector<std::string> keys;
+  std::vector<Yaml> values, seq;
   /// The value at a dotted path of mapping keys ("spec.template.spec"); nullptr if absent.
   const Yaml *at(llvm::StringRef path) const {
     const Yaml *node = this;
     for (llvm::StringRef key : llvm::split(path, '.')) {
       const Yaml *next = nullptr;
-      for (const auto &[k, v] : node->map)
-        if (k == key)
-          next = &v;
+      for (size_t i = 0; i < node->keys.size(); ++i)
+        if (node->keys[i] == key)
+          next = &node->values[i];
       if (!next)
         return nullptr;
       node = next;
@@ -53,7 +54,8 @@ Yaml convert(llvm::yaml::Node *node) {
     for (llvm::yaml::KeyValueNode &kv : *m) {
       auto *key = llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(kv.getKey());
       REQUIRE(key);
-      out.map.push_back({key->getValue(storage).str(), convert(kv.getValue())});
+      out.keys.push_back(key->getValue(storage).str());
+      out.values.push_back(convert(kv.getValue()));
     }
   } else if (auto *q = llvm::dyn_cast_or_null<llvm::yaml::SequenceNode>(node)) {
     for (llvm::yaml::Node &item : *q)
