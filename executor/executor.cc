@@ -33,10 +33,40 @@ static llvm::Error checkSparseSlot(const ops::OpSchema &schema, llvm::StringRef 
                    name, schema.type());
 }
 
+/// Where a var crosses devices (a fed batch or a received param read by a GPU op, a gradient
+/// sent from the GPU) the executor copies it: the var then lives on the device that last read it.
+static void moveInputsTo(const proto::Op &op, Scope &scope, Device device) {
+  for (const proto::Slot &slot : op.inputs())
+    for (const std::string &name : slot.names()) {
+      if (Tensor *t = scope.find(name); t && t->initialized()) {
+        if (t->device() != device)
+          *t = t->to(device);
+      } else if (SelectedRows *sr = t ? nullptr : scope.findRows(name); sr && sr->initialized()) {
+        if (sr->values.device() != device)
+          sr->values = sr->values.to(device);
+      }
+    }
+}
+
 llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef where) {
   const ops::OpSchema *schema = ops::lookupOp(op.type());
   if (!schema)
     return makeError("{0}: unknown op type \"{1}\"", where, op.type());
+  // On a GPU executor an op runs on the GPU when it has a kernel there; the rest (send, recv,
+  // metrics with state) run on the CPU. Inputs move to the op's device first.
+  Device device = Device::Cpu;
+  if (device_ != Device::Cpu) {
+    if (!deviceMemory(device_))
+      return makeError("{0}: the executor runs on {1}, but this oar was built without its "
+                       "kernels",
+                       where, deviceName(device_));
+    auto dtype = kernelDType(op, *schema, scope);
+    if (!dtype)
+      return addContext(dtype.takeError(), where);
+    if (hasKernel(op.type(), device_, *dtype))
+      device = device_;
+    moveInputsTo(op, scope, device);
+  }
   // Every input must hold a value: fed, loaded, or made by an earlier op.
   llvm::SmallVector<std::pair<std::string, ops::VarType>, 8> inputTypes;
   for (const proto::Slot &slot : op.inputs())
@@ -72,7 +102,7 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
       return addContext(std::move(err), where);
     for (const auto &[name, type] : ictx.results()) {
       if (!type.isRows()) {
-        scope.get(name).resize(type.dtype, type.dims);
+        scope.get(name).resize(type.dtype, type.dims, /*zero=*/true, device);
         continue;
       }
       // The kernel fills rows and values (an input of the same name stays readable till then).
@@ -83,7 +113,7 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
   auto dtype = kernelDType(op, *schema, scope);
   if (!dtype)
     return addContext(dtype.takeError(), where);
-  auto kernel = lookupKernel(op.type(), device_, *dtype);
+  auto kernel = lookupKernel(op.type(), device, *dtype);
   if (!kernel)
     return addContext(kernel.takeError(), where);
   KernelContext kctx(op, *schema, scope, env_);

@@ -13,7 +13,8 @@ using OpFilter = std::function<bool(const proto::Op &)>;
 
 /// Runs programs op by op. Each op's output dims come from its shape inference on the actual
 /// input dims, so kernels find their outputs sized; the kernel is the registry's entry for the
-/// op's (type, device, dtype).
+/// op's (type, device, dtype). A CUDA executor runs each op that has a CUDA kernel on the GPU
+/// and the others on the CPU, copying inputs between them (docs/cuda.md).
 class Executor {
 public:
   explicit Executor(Device device = Device::Cpu) : device_(device) {}
@@ -22,6 +23,8 @@ public:
                   const OpFilter &filter = {});
   /// Runs one op; `where` names it in errors.
   llvm::Error runOp(const proto::Op &op, Scope &scope, llvm::StringRef where);
+
+  Device device() const { return device_; }
 
   /// Data that distributed ops (send, recv, ...) reach through KernelContext::env().
   void setEnv(void *env) { env_ = env; }

@@ -22,9 +22,10 @@ template <typename T> static std::optional<int64_t> firstNonFiniteOf(const T *p,
   return std::nullopt;
 }
 
-std::optional<int64_t> firstNonFinite(const Tensor &t) {
-  if (!t.initialized())
+std::optional<int64_t> firstNonFinite(const Tensor &onDevice) {
+  if (!onDevice.initialized())
     return std::nullopt;
+  Tensor t = onHost(onDevice);
   if (t.dtype() == proto::F32)
     return firstNonFiniteOf(t.data<float>(), t.numel());
   if (t.dtype() == proto::F64)
@@ -32,7 +33,8 @@ std::optional<int64_t> firstNonFinite(const Tensor &t) {
   return std::nullopt;
 }
 
-static double elementAt(const Tensor &t, int64_t i) {
+static double elementAt(const Tensor &onDevice, int64_t i) {
+  Tensor t = onHost(onDevice);
   return t.dtype() == proto::F64 ? t.data<double>()[i] : t.data<float>()[i];
 }
 

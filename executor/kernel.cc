@@ -8,8 +8,6 @@
 
 namespace oar {
 
-llvm::StringRef deviceName(Device d) { return d == Device::Cpu ? "cpu" : "cuda"; }
-
 namespace {
 using Key = std::tuple<std::string, Device, DType>;
 std::map<Key, KernelFn> &kernels() {
@@ -47,6 +45,10 @@ bool hasKernel(llvm::StringRef op, Device device) {
     if (std::get<0>(key) == op && std::get<1>(key) == device)
       return true;
   return false;
+}
+
+bool hasKernel(llvm::StringRef op, Device device, DType dtype) {
+  return kernels().count({op.str(), device, dtype}) != 0;
 }
 
 /// The i-th name of a slot, or nullptr when the slot or entry is absent or unwanted.

@@ -9,9 +9,6 @@
 
 namespace oar {
 
-enum class Device { Cpu, Cuda };
-llvm::StringRef deviceName(Device d);
-
 /// A running op's view of its inputs, outputs and attrs. Outputs are already sized by shape
 /// inference when the kernel is called.
 class KernelContext {
@@ -55,6 +52,8 @@ bool registerKernel(llvm::StringRef op, Device device, DType dtype, KernelFn fn)
 llvm::Expected<KernelFn> lookupKernel(llvm::StringRef op, Device device, DType dtype);
 /// Whether any kernel exists for `op` on `device`.
 bool hasKernel(llvm::StringRef op, Device device);
+/// Whether the kernel for (op, device, dtype) exists.
+bool hasKernel(llvm::StringRef op, Device device, DType dtype);
 
 } // namespace oar
 

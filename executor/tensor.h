@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "executor/device.h"
 #include "ir/program.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -20,24 +21,34 @@ template <> constexpr DType dtypeOf<double>() { return proto::F64; }
 template <> constexpr DType dtypeOf<int32_t>() { return proto::I32; }
 template <> constexpr DType dtypeOf<int64_t>() { return proto::I64; }
 
-/// A dense tensor. Copies share the buffer (like a shared_ptr); use clone() for a deep copy.
+/// A dense tensor on one device. Copies share the buffer (like a shared_ptr); use clone() for a
+/// deep copy. data() of a CUDA tensor is a device pointer: only CUDA kernels may dereference it;
+/// host code reads a tensor through onHost().
 class Tensor {
 public:
   Tensor() = default;
   /// Allocates zeroed storage.
   Tensor(DType dtype, llvm::ArrayRef<int64_t> dims) { resize(dtype, dims); }
 
-  /// Gives the tensor this type; keeps the buffer (and its data) when it is large enough. New
-  /// storage is zeroed unless `zero` is false (for callers that overwrite every byte).
-  void resize(DType dtype, llvm::ArrayRef<int64_t> dims, bool zero = true);
+  /// Gives the tensor this type on `device`; keeps the buffer (and its data) when it is on that
+  /// device and large enough. New storage is zeroed unless `zero` is false (for callers that
+  /// overwrite every byte).
+  void resize(DType dtype, llvm::ArrayRef<int64_t> dims, bool zero = true,
+              Device device = Device::Cpu);
   /// Changes dims without touching data; the element count must not change.
   void reshape(llvm::ArrayRef<int64_t> dims);
+  /// A deep copy on the same device.
   Tensor clone() const;
+  /// This tensor on `device`: itself (sharing the buffer) when it is there already, else a copy.
+  Tensor to(Device device) const;
+  /// Sets every element to zero, on whichever device the tensor lives.
+  void setZero();
   /// Makes this tensor a view of `buffer`, which holds at least dims x dtype bytes and whose
   /// owner lives as long as any tensor sharing it: received bytes become a tensor without a copy.
   void adopt(DType dtype, llvm::ArrayRef<int64_t> dims, std::shared_ptr<std::byte> buffer);
 
   DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
   llvm::ArrayRef<int64_t> dims() const { return dims_; }
   int64_t dim(size_t i) const { return dims_[i]; }
   size_t rank() const { return dims_.size(); }
@@ -71,11 +82,15 @@ public:
 
 private:
   DType dtype_ = proto::DTYPE_UNSET;
+  Device device_ = Device::Cpu;
   llvm::SmallVector<int64_t, 4> dims_;
   int64_t numel_ = 0;
   size_t capacity_ = 0;
   std::shared_ptr<std::byte> buf_;
 };
+
+/// `t` readable by host code: itself when on the CPU, else a host copy.
+inline Tensor onHost(const Tensor &t) { return t.to(Device::Cpu); }
 
 class SelectedRows; // executor/selected_rows.h
 

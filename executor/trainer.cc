@@ -17,10 +17,11 @@
 namespace oar {
 
 static double scalarOf(const Scope &scope, llvm::StringRef name) {
-  const Tensor *t = scope.find(name);
-  if (!t || !t->initialized() || t->numel() < 1)
+  const Tensor *found = scope.find(name);
+  if (!found || !found->initialized() || found->numel() < 1)
     return 0;
-  return t->dtype() == proto::F64 ? t->data<double>()[0] : t->data<float>()[0];
+  Tensor t = onHost(*found);
+  return t.dtype() == proto::F64 ? t.data<double>()[0] : t.data<float>()[0];
 }
 
 static void feedBatch(Scope &scope, const BatchSource &source, std::vector<Tensor> &batch) {
@@ -180,7 +181,7 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
     for (const std::string &name : state)
       if (Tensor *t = scope.find(name); t && t->initialized()) {
         saved.emplace_back(name, t->clone());
-        std::memset(t->raw(), 0, t->bytes());
+        t->setZero();
       }
   }
   auto restore = llvm::make_scope_exit([&] {
@@ -270,7 +271,7 @@ llvm::Error savePersistables(const proto::Program &main, const Scope &scope, llv
       continue;
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, v.name() + ".npy");
-    if (llvm::Error err = files.add(path, *t))
+    if (llvm::Error err = files.add(path, onHost(*t)))
       return err;
   }
   return files.commit();

@@ -236,6 +236,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.insert(args.end(), {"--save", opts.saveDir});
     if (keys)
       llvm::append_range(args, keys->trainerArgs(i));
+    if (opts.trainerDevice == "cuda") // each local trainer gets a GPU in turn
+      args.push_back("--device=cuda:" + std::to_string(i % std::max(1, opts.gpuCount)));
     start("trainer." + std::to_string(i), withThreads(args, trainerThreads), env);
   }
 

@@ -116,7 +116,10 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   RunEnv env;
   env.comm = &comm;
   env.program = &progs.main;
-  Executor exec;
+  // The device is the calling thread's: chosen here, where the trainer's kernels run.
+  if (llvm::Error err = usePlace(opts.place))
+    return addContext(std::move(err), "trainer " + std::to_string(id));
+  Executor exec(opts.place.device);
   exec.setEnv(&env);
   Scope scope;
   if (llvm::Error err = exec.run(progs.startup, scope))

@@ -35,6 +35,8 @@ struct NodeOptions {
   /// Trainers skip training: trainer 0 evaluates the test feed on the pservers' model (loaded
   /// with loadDir) and all complete.
   bool evalOnly = false;
+  /// Where a trainer computes (pservers always on the CPU).
+  Place place;
   /// A trainer's evaluation (trainer 0 only) and NaN handling; runTrainer sets the rest.
   TrainOptions train;
 };

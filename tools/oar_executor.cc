@@ -68,6 +68,11 @@ static cl::opt<int> numThreads(
     cl::desc("compute threads (oneDNN/OpenMP); default: every core alone, 1 for a pserver, the "
              "cores split among trainers whose pservers are all on loopback"),
     cl::cat(category));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("where a trainer or a single-machine run computes: cpu, cuda, cuda:N "
+                    "(default: the program's device, else cpu); pservers always use the CPU"),
+           cl::cat(category));
 static cl::opt<int64_t> logEvery("log-every", cl::desc("print every N steps (0: about 20 lines)"),
                                  cl::init(0), cl::cat(category));
 
@@ -300,6 +305,18 @@ static std::thread startSchedulerThread(const oar::runtime::ClusterSpec &c) {
   });
 }
 
+/// The device this process computes on: --device, else the program's, else the CPU; checked
+/// usable here (built with CUDA, a GPU of that index visible).
+static oar::Place computePlace(const oar::proto::Program &main, llvm::StringRef what) {
+  std::string text = device.getNumOccurrences() ? device.getValue() : main.device();
+  if (text.empty())
+    text = "cpu";
+  oar::Place place = exitOnErr(oar::parsePlace(
+      text, device.getNumOccurrences() ? llvm::StringRef("--device") : what));
+  exitOnErr(oar::usePlace(place));
+  return place;
+}
+
 static int runSingle() {
   if (mainPath.empty() || startupPath.empty())
     exitOnErr(oar::makeError("--main and --startup are required"));
@@ -312,7 +329,7 @@ static int runSingle() {
                              mainPath, mainProg.dist().role()));
   // Held until the run ends, so no other job saves into the directory meanwhile.
   auto saveLock = exitOnErr(oar::runtime::lockSaveDir(saveDir, oar::runtime::saveLockJob("", "")));
-  oar::Executor exec;
+  oar::Executor exec(computePlace(mainProg, mainPath).device);
   oar::Scope scope;
   exitOnErr(exec.run(startupProg, scope));
   if (!loadDir.empty()) {
@@ -390,6 +407,7 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   }
   exitOnErr(oar::applyFeedOverrides(progs.main, feedOverrides(),
                                     formatv("trainer {0}'s program", c.trainerId).str()));
+  opts.place = computePlace(progs.main, formatv("trainer {0}'s program", c.trainerId).str());
   StepOutput output(progs.main, c.trainerId, c.trainers);
   opts.onStep = output.callback();
   setEvalEvery(opts.train);

@@ -1,4 +1,5 @@
 // oar-launch: a local distributed job in one command.
+#include "executor/device.h"
 #include "runtime/launcher.h"
 #include "runtime/signals.h"
 #include "tools/tool_version.h"
@@ -45,6 +46,10 @@ static cl::opt<bool>
               cl::desc("start a scheduler too: nodes register there and pservers pick their own "
                        "ports, as in a cluster (MindSpore, ps-lite)"),
               cl::cat(category));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("cuda: trainer i runs on GPU i mod the GPUs visible (pservers stay on the CPU)"),
+           cl::cat(category));
 static cl::opt<std::string> executor("executor",
                                      cl::desc("path of oar-executor (default: beside oar-launch)"),
                                      cl::cat(category));
@@ -86,6 +91,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   opts.pserverThreads = serverThreads, opts.trainerThreads = workerThreads;
+  if (!device.empty()) {
+    if (device != "cuda" && device != "cpu") {
+      errs() << "oar-launch: error: --device=" << device
+             << " must be cuda or cpu (one trainer per GPU in turn)\n";
+      return 1;
+    }
+    oar::DeviceMemory *gpu = oar::deviceMemory(oar::Device::Cuda);
+    opts.gpuCount = gpu ? gpu->count() : 0;
+    if (device == "cuda" && opts.gpuCount == 0) {
+      errs() << "oar-launch: error: --device=cuda: "
+             << (gpu ? "no GPU is visible (no driver, or CUDA_VISIBLE_DEVICES hides them)"
+                     : "this oar was built without the CUDA kernels")
+             << "\n";
+      return 1;
+    }
+    opts.trainerDevice = device == "cuda" ? "cuda" : "";
+  }
   opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
   if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
     opts.extraArgs.erase(opts.extraArgs.begin());

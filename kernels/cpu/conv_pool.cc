@@ -2,25 +2,12 @@
 #include <limits>
 
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/kernel_shapes.h"
 
 namespace oar::cpu {
 
-struct ConvGeom {
-  int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
-  int64_t colRows() const { return c * kh * kw; }
-  int64_t colCols() const { return oh * ow; }
-};
-
-static ConvGeom convGeom(const KernelContext &ctx) {
-  const Tensor &in = ctx.input("Input"), &f = ctx.input("Filter");
-  auto s = ctx.attrs().getInts("strides"), p = ctx.attrs().getInts("paddings"),
-       d = ctx.attrs().getInts("dilations");
-  ConvGeom g{in.dim(0), in.dim(1), in.dim(2), in.dim(3), f.dim(0), f.dim(2), f.dim(3), 0,
-             0,         s[0],      s[1],      p[0],      p[1],     d[0],     d[1]};
-  g.oh = (g.h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
-  g.ow = (g.w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
-  return g;
-}
+using kernels::ConvGeom;
+using kernels::convGeom;
 
 /// col[(c,ki,kj), (y,x)] = img[c, y*sh - ph + ki*dh, x*sw - pw + kj*dw] (0 outside).
 template <typename T> static void im2col(const ConvGeom &g, const T *img, T *col) {
@@ -98,26 +85,8 @@ template <typename T> static llvm::Error conv2dGrad(KernelContext &ctx) {
 }
 OAR_CPU_FLOAT_KERNELS(conv2d_grad, conv2dGrad);
 
-struct PoolGeom {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw;
-  bool isMax;
-};
-static PoolGeom poolGeom(const KernelContext &ctx) {
-  const Tensor &x = ctx.input("X");
-  PoolGeom g;
-  g.planes = x.dim(0) * x.dim(1), g.h = x.dim(2), g.w = x.dim(3);
-  g.isMax = ctx.attrs().getString("pooling_type") == "max";
-  if (ctx.attrs().getBool("global_pooling")) {
-    g.kh = g.h, g.kw = g.w, g.sh = g.sw = 1, g.ph = g.pw = 0;
-  } else {
-    auto k = ctx.attrs().getInts("ksize"), s = ctx.attrs().getInts("strides"),
-         p = ctx.attrs().getInts("paddings");
-    g.kh = k[0], g.kw = k[1], g.sh = s[0], g.sw = s[1], g.ph = p[0], g.pw = p[1];
-  }
-  g.oh = (g.h + 2 * g.ph - g.kh) / g.sh + 1;
-  g.ow = (g.w + 2 * g.pw - g.kw) / g.sw + 1;
-  return g;
-}
+using kernels::PoolGeom;
+using kernels::poolGeom;
 
 /// Calls f(outIndex, inIndex, windowCount) for every (output cell, input cell in its window).
 template <typename F> static void forEachWindow(const PoolGeom &g, F f) {

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/cpu/random_fill.h"
 
 namespace oar::cpu {
 
@@ -18,29 +19,38 @@ OAR_CPU_ALL_KERNELS(fill_constant, fillConstant);
 /// A double in [0, 1) from the top 53 bits of the generator.
 static double unitUniform(std::mt19937_64 &gen) { return (gen() >> 11) * 0x1.0p-53; }
 
-template <typename T> static llvm::Error uniformRandom(KernelContext &ctx) {
-  Tensor &out = ctx.output("Out");
-  std::mt19937_64 gen(ctx.attrs().getInt("seed"));
-  double lo = ctx.attrs().getFloat("min"), hi = ctx.attrs().getFloat("max");
-  T *o = out.data<T>();
-  const int64_t n = out.numel();
+template <typename T> void fillUniform(T *o, int64_t n, int64_t seed, double lo, double hi) {
+  std::mt19937_64 gen(seed);
   for (int64_t i = 0; i < n; ++i)
     o[i] = static_cast<T>(lo + (hi - lo) * unitUniform(gen));
+}
+template void fillUniform<float>(float *, int64_t, int64_t, double, double);
+template void fillUniform<double>(double *, int64_t, int64_t, double, double);
+
+template <typename T> static llvm::Error uniformRandom(KernelContext &ctx) {
+  Tensor &out = ctx.output("Out");
+  fillUniform(out.data<T>(), out.numel(), ctx.attrs().getInt("seed"),
+              ctx.attrs().getFloat("min"), ctx.attrs().getFloat("max"));
   return llvm::Error::success();
 }
 OAR_CPU_FLOAT_KERNELS(uniform_random, uniformRandom);
 
 // Box-Muller, one pair of uniforms per value.
-template <typename T> static llvm::Error gaussianRandom(KernelContext &ctx) {
-  Tensor &out = ctx.output("Out");
-  std::mt19937_64 gen(ctx.attrs().getInt("seed"));
-  double mean = ctx.attrs().getFloat("mean"), stddev = ctx.attrs().getFloat("std");
-  T *o = out.data<T>();
-  const int64_t n = out.numel();
+template <typename T>
+void fillGaussian(T *o, int64_t n, int64_t seed, double mean, double stddev) {
+  std::mt19937_64 gen(seed);
   for (int64_t i = 0; i < n; ++i) {
     double u1 = 1.0 - unitUniform(gen), u2 = unitUniform(gen);
     o[i] = static_cast<T>(mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
   }
+}
+template void fillGaussian<float>(float *, int64_t, int64_t, double, double);
+template void fillGaussian<double>(double *, int64_t, int64_t, double, double);
+
+template <typename T> static llvm::Error gaussianRandom(KernelContext &ctx) {
+  Tensor &out = ctx.output("Out");
+  fillGaussian(out.data<T>(), out.numel(), ctx.attrs().getInt("seed"),
+               ctx.attrs().getFloat("mean"), ctx.attrs().getFloat("std"));
   return llvm::Error::success();
 }
 OAR_CPU_FLOAT_KERNELS(gaussian_random, gaussianRandom);

@@ -1,27 +1,11 @@
 // CPU kernels of matmul and matmul_grad, batched over leading dims.
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/kernel_shapes.h"
 
 namespace oar::cpu {
 
-struct MatmulDims {
-  int64_t batch, m, k, n, xRows, xCols, yRows, yCols;
-  bool tx, ty;
-  float alpha;
-};
-static MatmulDims matmulDims(const KernelContext &ctx) {
-  const Tensor &x = ctx.input("X"), &y = ctx.input("Y");
-  MatmulDims d;
-  size_t r = x.rank();
-  d.tx = ctx.attrs().getBool("transpose_X");
-  d.ty = ctx.attrs().getBool("transpose_Y");
-  d.alpha = ctx.attrs().getFloat("alpha");
-  d.xRows = x.dim(r - 2), d.xCols = x.dim(r - 1), d.yRows = y.dim(r - 2), d.yCols = y.dim(r - 1);
-  d.batch = x.numel() / std::max<int64_t>(d.xRows * d.xCols, 1);
-  d.m = d.tx ? d.xCols : d.xRows;
-  d.k = d.tx ? d.xRows : d.xCols;
-  d.n = d.ty ? d.yRows : d.yCols;
-  return d;
-}
+using kernels::MatmulDims;
+using kernels::matmulDims;
 
 template <typename T> static llvm::Error matmul(KernelContext &ctx) {
   MatmulDims d = matmulDims(ctx);

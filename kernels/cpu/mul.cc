@@ -1,20 +1,10 @@
 // CPU kernels of mul and mul_grad (GEMM on the flattened matrices).
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/kernel_shapes.h"
 
 namespace oar::cpu {
 
-struct MulDims {
-  int64_t m, k, n;
-};
-static MulDims mulDims(const KernelContext &ctx) {
-  const Tensor &x = ctx.input("X"), &y = ctx.input("Y");
-  int64_t xn = ctx.attrs().getInt("x_num_col_dims");
-  int64_t m = 1;
-  for (int64_t i = 0; i < xn; ++i)
-    m *= x.dim(i);
-  int64_t k = x.numel() / std::max<int64_t>(m, 1);
-  return {m, k, y.numel() / std::max<int64_t>(k, 1)};
-}
+using kernels::mulDims;
 
 template <typename T> static llvm::Error mul(KernelContext &ctx) {
   auto [m, k, n] = mulDims(ctx);

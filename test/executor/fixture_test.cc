@@ -8,13 +8,13 @@
 using namespace oar;
 
 // Builds the fixture's model, loads init/, trains on x.npy/y.npy and compares every step's loss
-// (1e-4 relative) and the final parameters (rtol 1e-3, atol 1e-5).
-static void reproduce(const std::string &name) {
+// (1e-4 relative) and the final parameters (rtol 1e-3, atol 1e-5), on `device`.
+static void reproduce(const std::string &name, Device device = Device::Cpu) {
   Fixture f = loadFixture(name);
   ModelBuilder m = requireValue(buildRecipe(f.spec));
   REQUIRE_OK(verifyProgram(m.main(), name + " main"));
   REQUIRE_OK(verifyProgram(m.startup(), name + " startup"));
-  Executor exec;
+  Executor exec(device);
   Scope scope;
   REQUIRE_OK(exec.run(m.startup(), scope));
   auto loaded = requireValue(loadPersistables(m.main(), scope, f.dir + "/init"));
@@ -30,7 +30,7 @@ static void reproduce(const std::string &name) {
     const Tensor *got = scope.find(p);
     REQUIRE(got);
     INFO(name << " final " << p);
-    CHECK(toleranceRatio(*got, want, 1e-3, 1e-5) <= 1.0);
+    CHECK(toleranceRatio(onHost(*got), want, 1e-3, 1e-5) <= 1.0);
   }
 }
 
@@ -39,5 +39,19 @@ TEST_CASE("every reference fixture is reproduced step by step", "[executor][fixt
   REQUIRE(names.size() >= 4);
   for (const std::string &name : names) {
     SECTION(name) { reproduce(name); }
+  }
+}
+
+TEST_CASE("every reference fixture is reproduced on the GPU", "[cuda][fixture]") {
+  if (!deviceMemory(Device::Cuda)) {
+    WARN("skipped: this oar was built without the CUDA kernels (no nvcc at configure time)");
+    return;
+  }
+  if (llvm::Error err = usePlace({Device::Cuda, 0})) {
+    WARN("skipped: no GPU visible: " << llvm::toString(std::move(err)));
+    return;
+  }
+  for (const std::string &name : fixtureNames()) {
+    SECTION(name) { reproduce(name, Device::Cuda); }
   }
 }

@@ -29,11 +29,10 @@ static double lossValue(Executor &exec, const proto::Program &prog, Scope &scope
   return scope.find(loss)->data<double>()[0];
 }
 
-void runGradCheck(const GradCheck &c) {
+GradCheckProgram buildGradCheck(const GradCheck &c, Scope &scope) {
   ModelBuilder m;
   proto::Block &block = *m.main().mutable_blocks(0);
   SlotMap inputs;
-  Scope scope;
   std::vector<std::pair<std::string, std::string>> checked; // (slot, var)
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const auto &[slot, value] = c.inputs[i];
@@ -95,9 +94,16 @@ void runGradCheck(const GradCheck &c) {
   std::string loss = requireValue(m.appendOp("sum", {{"X", partial}}, {"Out"}))[0];
   requireValue(appendBackward(m.main(), loss));
   REQUIRE_OK(verifyProgram(m.main(), c.op + " grad check"));
-  REQUIRE_OK(exec.run(m.main(), scope));
+  return {m.main(), loss, checked};
+}
 
-  for (const auto &[slot, var] : checked) {
+void runGradCheck(const GradCheck &c) {
+  Scope scope;
+  GradCheckProgram g = buildGradCheck(c, scope);
+  Executor exec;
+  REQUIRE_OK(exec.run(g.program, scope));
+
+  for (const auto &[slot, var] : g.checked) {
     // A selected-rows gradient (a sparse lookup_table's) is checked as the dense tensor it
     // stands for.
     const SelectedRows *rows = scope.findRows(gradName(var));
@@ -106,9 +112,9 @@ void runGradCheck(const GradCheck &c) {
     for (int64_t i = 0; i < x.numel(); ++i) {
       double saved = x.data<double>()[i];
       x.data<double>()[i] = saved + c.eps;
-      double up = lossValue(exec, m.main(), scope, loss);
+      double up = lossValue(exec, g.program, scope, g.loss);
       x.data<double>()[i] = saved - c.eps;
-      double down = lossValue(exec, m.main(), scope, loss);
+      double down = lossValue(exec, g.program, scope, g.loss);
       x.data<double>()[i] = saved;
       double numeric = (up - down) / (2 * c.eps), got = analytic.data<double>()[i];
       INFO(c.op << ": d loss / d " << slot << "[" << i << "]: autodiff " << got << ", numeric "

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "executor/tensor.h"
+#include "ir/program.pb.h"
 #include "ir/program.h"
 
 /// One op with its inputs; the loss is sum_k sum(Out_k * W_k) with random fixed W_k.
@@ -17,6 +18,20 @@ struct GradCheck {
   std::vector<std::string> checkSlots; // inputs whose gradient is checked
   double eps = 1e-6, rtol = 1e-5, atol = 1e-8;
 };
+
+/// Every grad check: one or more per differentiable op (test/support/grad_checks.cc).
+std::vector<GradCheck> allGradChecks();
+
+/// A check's op with a loss over its outputs and the backward pass: a whole program, and the
+/// scope holding its inputs.
+struct GradCheckProgram {
+  oar::proto::Program program;
+  std::string loss;
+  std::vector<std::pair<std::string, std::string>> checked; // (slot, input var)
+};
+/// Builds the program of `c` (running the op once, on the CPU, to learn its output types) and
+/// puts the inputs into `scope`.
+GradCheckProgram buildGradCheck(const GradCheck &c, oar::Scope &scope);
 
 /// Runs the check with Catch assertions on every element of every checked input.
 void runGradCheck(const GradCheck &c);

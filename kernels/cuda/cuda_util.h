@@ -1,0 +1,62 @@
+// Shared pieces of the CUDA kernels: the calling thread's stream and cuBLAS handle, error
+// checks that become llvm::Errors, launch geometry, and float/double registration.
+#pragma once
+
+#include <cstdint>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "executor/kernel.h"
+
+namespace oar::cuda {
+
+/// The executor thread's stream (each thread that runs kernels has its own, so two executors
+/// in one process overlap) and its cuBLAS handle bound to that stream. Created on first use on
+/// the thread's current device.
+cudaStream_t stream();
+cublasHandle_t blas();
+
+/// An error naming `what` when `status` is not success.
+llvm::Error check(cudaError_t status, llvm::StringRef what);
+llvm::Error check(cublasStatus_t status, llvm::StringRef what);
+/// The error of the kernel launched last on this thread, if any (launches report late).
+llvm::Error launched(llvm::StringRef what);
+
+/// A device buffer of at least `bytes` for one kernel's scratch (row ids, per-block sums),
+/// owned by the calling thread and reused by the next kernel on the same stream.
+void *scratch(size_t bytes);
+/// Copies `n` int64s from the host to scratch and returns the device pointer (nullptr when no
+/// scratch can be had).
+const int64_t *idsOnDevice(const int64_t *host, int64_t n);
+
+/// Threads per block, and blocks for a grid-stride loop over n elements.
+constexpr int kThreads = 256;
+inline unsigned blocksFor(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 4096 ? 4096 : b));
+}
+
+} // namespace oar::cuda
+
+#ifdef __CUDACC__
+/// for (int64_t i : grid-stride indices below n) inside a __global__ function.
+#define OAR_CUDA_LOOP(i, n)                                                                       \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                       \
+       i += int64_t(gridDim.x) * blockDim.x)
+/// kernel<<<blocks for n, kThreads, 0, stream()>>>(args...)
+#define OAR_CUDA_LAUNCH(kernel, n, ...)                                                            \
+  kernel<<<::oar::cuda::blocksFor(n), ::oar::cuda::kThreads, 0, ::oar::cuda::stream()>>>(         \
+      __VA_ARGS__)
+#endif
+
+/// Registers fn<float> and fn<double> as the CUDA kernels of `op`.
+#define OAR_CUDA_FLOAT_KERNELS(op, fn)                                                             \
+  OAR_KERNEL(op, ::oar::Device::Cuda, ::oar::proto::F32, fn<float>);                               \
+  OAR_KERNEL(op, ::oar::Device::Cuda, ::oar::proto::F64, fn<double>)
+
+/// Registers fn<T> for every dtype (layout ops that only move data).
+#define OAR_CUDA_ALL_KERNELS(op, fn)                                                               \
+  OAR_CUDA_FLOAT_KERNELS(op, fn);                                                                  \
+  OAR_KERNEL(op, ::oar::Device::Cuda, ::oar::proto::I32, fn<int32_t>);                             \
+  OAR_KERNEL(op, ::oar::Device::Cuda, ::oar::proto::I64, fn<int64_t>)
