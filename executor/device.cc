@@ -1,7 +1,12 @@
 // Device names, places and the accelerator memory hook.
 #include "executor/device.h"
 
+#include <dlfcn.h>
+#include <mutex>
+
 #include "ir/error.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
 
 namespace oar {
 
@@ -33,15 +38,40 @@ DeviceMemory *deviceMemory(Device device) {
   return device == Device::Cuda ? cudaMemory() : nullptr;
 }
 
+llvm::Error loadDeviceKernels(Device device) {
+  if (device == Device::Cpu)
+    return llvm::Error::success();
+  static std::once_flag once;
+  static std::string path, why;
+  std::call_once(once, [] {
+    // Beside liboar.so, wherever that is (the build tree, an install prefix).
+    Dl_info self;
+    llvm::SmallString<256> dir;
+    if (dladdr(reinterpret_cast<void *>(&loadDeviceKernels), &self) && self.dli_fname)
+      dir = llvm::sys::path::parent_path(self.dli_fname);
+    llvm::SmallString<256> lib(dir);
+    llvm::sys::path::append(lib, "liboar_cuda.so.0");
+    path = std::string(lib);
+    if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      const char *err = dlerror();
+      why = err ? err : "unknown error";
+    }
+  });
+  if (!why.empty())
+    return makeError("the CUDA kernels cannot be loaded: {0} (oar builds {1} only when nvcc is "
+                     "found at configure time; see docs/cuda.md)",
+                     why, llvm::sys::path::filename(path));
+  if (!deviceMemory(device))
+    return makeError("{0} loaded but registered no CUDA memory", path);
+  return llvm::Error::success();
+}
+
 llvm::Error usePlace(const Place &place) {
   if (place.device == Device::Cpu)
     return llvm::Error::success();
-  DeviceMemory *memory = deviceMemory(place.device);
-  if (!memory)
-    return makeError("device cuda:{0}: this oar was built without the CUDA kernels (nvcc was not "
-                     "found at configure time; see docs/cuda.md)",
-                     place.index);
-  return memory->select(place.index);
+  if (llvm::Error err = loadDeviceKernels(place.device))
+    return makeError("device cuda:{0}: {1}", place.index, llvm::toString(std::move(err)));
+  return deviceMemory(place.device)->select(place.index);
 }
 
 } // namespace oar

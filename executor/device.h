@@ -42,8 +42,13 @@ public:
 
 /// Called once, at static-initialisation time, by the library that implements `device`.
 bool registerDeviceMemory(Device device, DeviceMemory *memory);
-/// The registered memory of `device`, or nullptr (Device::Cpu has none; CUDA when not built).
+/// The registered memory of `device`, or nullptr (Device::Cpu has none; CUDA until its library
+/// is loaded).
 DeviceMemory *deviceMemory(Device device);
+/// Loads the kernels and memory of `device` (liboar_cuda.so.0, from liboar's own directory) on
+/// first use: the CUDA libraries are large, and a process that never asks for a GPU (every
+/// pserver, every CPU trainer) should not pay to load them. The error says why they cannot be.
+llvm::Error loadDeviceKernels(Device device);
 
 /// Makes `place` usable by the calling thread: CPU always is; CUDA needs oar built with the CUDA
 /// kernels and a visible GPU of that index. The error says which is missing.

@@ -55,7 +55,9 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
   // On a GPU executor an op runs on the GPU when it has a kernel there; the rest (send, recv,
   // metrics with state) run on the CPU. Inputs move to the op's device first.
   Device device = Device::Cpu;
-  if (device_ != Device::Cpu) {
+  if (device_ == Device::Cpu && deviceMemory(Device::Cuda)) {
+    moveInputsTo(op, scope, device); // a scope that a GPU executor ran over before
+  } else if (device_ != Device::Cpu) {
     if (!deviceMemory(device_))
       return makeError("{0}: the executor runs on {1}, but this oar was built without its "
                        "kernels",

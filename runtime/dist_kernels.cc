@@ -117,6 +117,9 @@ llvm::Error geoSyncKernel(KernelContext &ctx) {
   for (size_t p = 0; p < params.size(); ++p) {
     Tensor &local = ctx.scope().get(params[p]);
     Tensor *synced = ctx.scope().find(syncedName(params[p]));
+    // Not an input of the op, so the executor did not bring it back from a GPU.
+    if (synced && synced->device() != Device::Cpu)
+      *synced = synced->to(Device::Cpu);
     if (!synced || synced->numel() != local.numel() || local.dtype() != proto::F32)
       return makeError("geo_sync: {0} has no f32 synced copy {1}", params[p],
                        syncedName(params[p]));

@@ -238,6 +238,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       llvm::append_range(args, keys->trainerArgs(i));
     if (opts.trainerDevice == "cuda") // each local trainer gets a GPU in turn
       args.push_back("--device=cuda:" + std::to_string(i % std::max(1, opts.gpuCount)));
+    else if (opts.trainerDevice == "cpu")
+      args.push_back("--device=cpu");
     start("trainer." + std::to_string(i), withThreads(args, trainerThreads), env);
   }
 

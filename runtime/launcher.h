@@ -25,7 +25,8 @@ struct LaunchOptions {
   /// Start a scheduler too: nodes register there and the pservers pick their own ports, as in
   /// a cluster (MindSpore, ps-lite); false: the launcher hands out the endpoints.
   bool scheduler = false;
-  /// "cuda": trainer i runs on GPU i mod gpuCount (--device=cuda:N); empty: as the program says.
+  /// "cuda": trainer i runs on GPU i mod gpuCount (--device=cuda:N); "cpu": on the CPU; empty:
+  /// as the program says.
   std::string trainerDevice;
   int gpuCount = 1;
   int tailLines = 20;                             ///< a failed node's last lines to show

@@ -97,16 +97,19 @@ int main(int argc, char **argv) {
              << " must be cuda or cpu (one trainer per GPU in turn)\n";
       return 1;
     }
-    oar::DeviceMemory *gpu = oar::deviceMemory(oar::Device::Cuda);
-    opts.gpuCount = gpu ? gpu->count() : 0;
-    if (device == "cuda" && opts.gpuCount == 0) {
-      errs() << "oar-launch: error: --device=cuda: "
-             << (gpu ? "no GPU is visible (no driver, or CUDA_VISIBLE_DEVICES hides them)"
-                     : "this oar was built without the CUDA kernels")
-             << "\n";
-      return 1;
+    if (device == "cuda") {
+      if (Error err = oar::loadDeviceKernels(oar::Device::Cuda)) {
+        errs() << "oar-launch: error: --device=cuda: " << toString(std::move(err)) << "\n";
+        return 1;
+      }
+      opts.gpuCount = oar::deviceMemory(oar::Device::Cuda)->count();
+      if (opts.gpuCount == 0) {
+        errs() << "oar-launch: error: --device=cuda: no GPU is visible (no driver, or "
+                  "CUDA_VISIBLE_DEVICES hides them)\n";
+        return 1;
+      }
     }
-    opts.trainerDevice = device == "cuda" ? "cuda" : "";
+    opts.trainerDevice = device;
   }
   opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
   if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")

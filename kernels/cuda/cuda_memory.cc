@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "llvm/Support/ErrorHandling.h"
 
 namespace oar::cuda {
 namespace {
@@ -35,13 +36,19 @@ public:
     void *p = nullptr;
     if (cudaMalloc(&p, size) == cudaSuccess)
       return p;
+    cudaGetLastError(); // not the error of the next kernel
     // Out of memory: give the cached blocks back to the driver and try once more.
     emptyCache();
-    return cudaMalloc(&p, size) == cudaSuccess ? p : nullptr;
+    if (cudaMalloc(&p, size) == cudaSuccess)
+      return p;
+    cudaGetLastError();
+    return nullptr;
   }
 
   // Blocks are reused in stream order: the next user's work is queued after the last reader's
-  // on the same executor stream, so no synchronisation is needed here.
+  // on the same executor stream, so no synchronisation is needed here. That holds for one
+  // executor thread per process (a trainer process has one); executors on several threads would
+  // need a free list per stream.
   void release(void *p, size_t bytes) override {
     std::lock_guard<std::mutex> lock(mu_);
     free_[roundedSize(bytes)].push_back(p);
@@ -51,38 +58,41 @@ public:
 
   void copy(void *dst, Device dstDevice, const void *src, Device srcDevice,
             size_t bytes) override {
-    if (dstDevice == Device::Cuda && srcDevice == Device::Cuda) {
-      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream());
-      return;
-    }
     if (bytes == 0)
       return;
+    if (dstDevice == Device::Cuda && srcDevice == Device::Cuda) {
+      mustSucceed(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()),
+                  "a device-to-device copy");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(stagingMu_); // one staging buffer per process
+    std::byte *staging = stagingBuffer(bytes);
     if (dstDevice == Device::Cuda) {
       // Host to device: the bytes go to pinned memory and the DMA runs while the host goes on;
-      // the staging buffer is reused only after its last copy finished.
-      std::byte *staging = stagingBuffer(bytes);
-      if (!staging) { // no pinned memory to be had: a plain synchronous copy
-        cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+      // the staging buffer is reused only after its last copy finished (stagingBuffer waits).
+      if (!staging) { // no pinned memory to be had: from the caller's memory, waiting for it
+        mustSucceed(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()),
+                    "a host-to-device copy");
+        mustSucceed(cudaStreamSynchronize(stream()), "a host-to-device copy");
         return;
       }
       std::memcpy(staging, src, bytes);
-      cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, stream());
+      mustSucceed(cudaMemcpyAsync(dst, staging, bytes, cudaMemcpyHostToDevice, stream()),
+                  "a host-to-device copy");
       if (!stagingFree_)
         cudaEventCreateWithFlags(&stagingFree_, cudaEventDisableTiming);
       if (!stagingFree_ || cudaEventRecord(stagingFree_, stream()) != cudaSuccess)
-        cudaStreamSynchronize(stream());
+        mustSucceed(cudaStreamSynchronize(stream()), "a host-to-device copy");
       return;
     }
-    // Device to host: the caller reads the bytes next, so wait for them.
-    std::byte *staging = stagingBuffer(bytes);
-    if (!staging) {
-      cudaStreamSynchronize(stream());
-      cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
-      return;
-    }
-    cudaMemcpyAsync(staging, src, bytes, cudaMemcpyDeviceToHost, stream());
-    cudaStreamSynchronize(stream());
-    std::memcpy(dst, staging, bytes);
+    // Device to host: the caller reads the bytes next, so wait for them (and for the kernels
+    // that made them: their faults show here).
+    void *landing = staging ? static_cast<void *>(staging) : dst;
+    mustSucceed(cudaMemcpyAsync(landing, src, bytes, cudaMemcpyDeviceToHost, stream()),
+                "a device-to-host copy");
+    mustSucceed(cudaStreamSynchronize(stream()), "a device-to-host copy");
+    if (staging)
+      std::memcpy(dst, staging, bytes);
   }
 
   int count() override {
@@ -99,7 +109,17 @@ public:
       return makeError("device cuda:{0}: this process sees {1} GPU{2} (CUDA_VISIBLE_DEVICES "
                        "selects which)",
                        index, n, n == 1 ? "" : "s");
-    return check(cudaSetDevice(index), llvm::formatv("device cuda:{0}", index).str());
+    // The cache and staging buffer hold one device's memory: one GPU per process, as
+    // oar-launch --device=cuda gives each trainer.
+    if (selected_ >= 0 && selected_ != index)
+      return makeError("device cuda:{0}: this process already computes on cuda:{1} (one GPU per "
+                       "process)",
+                       index, selected_);
+    if (llvm::Error err =
+            check(cudaSetDevice(index), llvm::formatv("device cuda:{0}", index).str()))
+      return err;
+    selected_ = index;
+    return llvm::Error::success();
   }
 
 private:
@@ -131,7 +151,16 @@ private:
     free_.clear();
   }
 
+  /// A failed copy leaves the tensor's bytes undefined: nothing may read them as values.
+  static void mustSucceed(cudaError_t status, const char *what) {
+    if (status != cudaSuccess)
+      llvm::report_fatal_error(llvm::Twine("CUDA error in ") + what + ": " +
+                               cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
+  }
+
   std::mutex mu_;
+  std::mutex stagingMu_;
+  int selected_ = -1; // the device select() made current
   std::map<size_t, std::vector<void *>> free_; // rounded size -> blocks ready for reuse
   std::byte *staging_ = nullptr;
   size_t stagingBytes_ = 0;

@@ -11,9 +11,9 @@
 
 namespace oar::cuda {
 
-/// The executor thread's stream (each thread that runs kernels has its own, so two executors
-/// in one process overlap) and its cuBLAS handle bound to that stream. Created on first use on
-/// the thread's current device.
+/// The executor thread's stream and its cuBLAS handle bound to that stream, created on first
+/// use on the thread's current device. A trainer process runs one executor thread on one GPU;
+/// the caching allocator relies on that (cuda_memory.cc).
 cudaStream_t stream();
 cublasHandle_t blas();
 

@@ -43,10 +43,6 @@ TEST_CASE("every reference fixture is reproduced step by step", "[executor][fixt
 }
 
 TEST_CASE("every reference fixture is reproduced on the GPU", "[cuda][fixture]") {
-  if (!deviceMemory(Device::Cuda)) {
-    WARN("skipped: this oar was built without the CUDA kernels (no nvcc at configure time)");
-    return;
-  }
   if (llvm::Error err = usePlace({Device::Cuda, 0})) {
     WARN("skipped: no GPU visible: " << llvm::toString(std::move(err)));
     return;
