@@ -52,23 +52,19 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
   const ops::OpSchema *schema = ops::lookupOp(op.type());
   if (!schema)
     return makeError("{0}: unknown op type \"{1}\"", where, op.type());
+  auto dtype = kernelDType(op, *schema, scope);
+  if (!dtype)
+    return addContext(dtype.takeError(), where);
+  if (device_ != Device::Cpu && !deviceMemory(device_))
+    return makeError("{0}: the executor runs on {1}, but its kernels are not loaded (usePlace)",
+                     where, deviceName(device_));
   // On a GPU executor an op runs on the GPU when it has a kernel there; the rest (send, recv,
-  // metrics with state) run on the CPU. Inputs move to the op's device first.
-  Device device = Device::Cpu;
-  if (device_ == Device::Cpu && deviceMemory(Device::Cuda)) {
-    moveInputsTo(op, scope, device); // a scope that a GPU executor ran over before
-  } else if (device_ != Device::Cpu) {
-    if (!deviceMemory(device_))
-      return makeError("{0}: the executor runs on {1}, but this oar was built without its "
-                       "kernels",
-                       where, deviceName(device_));
-    auto dtype = kernelDType(op, *schema, scope);
-    if (!dtype)
-      return addContext(dtype.takeError(), where);
-    if (hasKernel(op.type(), device_, *dtype))
-      device = device_;
+  // tables) run on the CPU. Inputs move to the op's device first; only a process that loaded
+  // the GPU's kernels can hold tensors there.
+  Device device = device_ != Device::Cpu && hasKernel(op.type(), device_, *dtype) ? device_
+                                                                                  : Device::Cpu;
+  if (deviceMemory(Device::Cuda))
     moveInputsTo(op, scope, device);
-  }
   // Every input must hold a value: fed, loaded, or made by an earlier op.
   llvm::SmallVector<std::pair<std::string, ops::VarType>, 8> inputTypes;
   for (const proto::Slot &slot : op.inputs())
@@ -112,9 +108,6 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
       scope.getRows(name).height = type.dims[0];
     }
   }
-  auto dtype = kernelDType(op, *schema, scope);
-  if (!dtype)
-    return addContext(dtype.takeError(), where);
   auto kernel = lookupKernel(op.type(), device, *dtype);
   if (!kernel)
     return addContext(kernel.takeError(), where);

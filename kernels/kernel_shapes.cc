@@ -3,6 +3,33 @@
 
 namespace oar::kernels {
 
+int64_t rowWidth(const Tensor &t) {
+  int64_t w = 1;
+  for (size_t i = 1; i < t.rank(); ++i)
+    w *= t.dim(i);
+  return w;
+}
+
+int64_t layoutAxis(const KernelContext &ctx, size_t rank) {
+  int64_t axis = ctx.attrs().getInt("axis");
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
+std::vector<int64_t> splitSections(const KernelContext &ctx, int64_t axis) {
+  auto sections = ctx.attrs().getInts("sections");
+  size_t n = ctx.outputCount("Out");
+  if (sections.empty())
+    sections.assign(n, ctx.input("X").dim(axis) / static_cast<int64_t>(n));
+  return sections;
+}
+
+std::vector<int64_t> concatSizes(const KernelContext &ctx, int64_t axis) {
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < ctx.inputCount("X"); ++i)
+    sizes.push_back(ctx.input("X", i).dim(axis));
+  return sizes;
+}
+
 MulDims mulDims(const KernelContext &ctx) {
   const Tensor &x = ctx.input("X"), &y = ctx.input("Y");
   int64_t xn = ctx.attrs().getInt("x_num_col_dims");

@@ -3,10 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "executor/kernel.h"
 
 namespace oar::kernels {
+
+/// Elements per row of `t` viewed as [dim 0, the rest] (a parameter's rows, a table's).
+int64_t rowWidth(const Tensor &t);
+
+/// concat/split's axis attr as a non-negative dim of a rank-`rank` tensor.
+int64_t layoutAxis(const KernelContext &ctx, size_t rank);
+/// The sizes along `axis` of the pieces split cuts X into (sections, or equal shares).
+std::vector<int64_t> splitSections(const KernelContext &ctx, int64_t axis);
+/// The sizes along `axis` of concat's inputs, which concat_grad cuts Out@GRAD into.
+std::vector<int64_t> concatSizes(const KernelContext &ctx, int64_t axis);
 
 /// mul: X flattened to [m, k] at x_num_col_dims, Y to [k, n].
 struct MulDims {

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/kernel_shapes.h"
 
 namespace oar::cpu {
 
@@ -39,13 +40,9 @@ static void joinOrCut(T *joined, int64_t joinedLen, std::vector<std::pair<T *, i
   }
 }
 
-static int64_t normAxis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-}
-
 template <typename T> static llvm::Error concat(KernelContext &ctx) {
   Tensor &out = ctx.output("Out");
-  int64_t axis = normAxis(ctx.attrs().getInt("axis"), out.rank());
+  int64_t axis = kernels::layoutAxis(ctx, out.rank());
   std::vector<std::pair<T *, int64_t>> pieces;
   for (size_t i = 0; i < ctx.inputCount("X"); ++i) {
     const Tensor &x = ctx.input("X", i);
@@ -69,23 +66,16 @@ static void cutInto(KernelContext &ctx, const Tensor &whole, llvm::StringRef slo
 
 template <typename T> static llvm::Error concatGrad(KernelContext &ctx) {
   const Tensor &dout = ctx.input("Out@GRAD");
-  int64_t axis = normAxis(ctx.attrs().getInt("axis"), dout.rank());
-  std::vector<int64_t> sizes;
-  for (size_t i = 0; i < ctx.inputCount("X"); ++i)
-    sizes.push_back(ctx.input("X", i).dim(axis));
-  cutInto<T>(ctx, dout, "X@GRAD", axis, sizes);
+  int64_t axis = kernels::layoutAxis(ctx, dout.rank());
+  cutInto<T>(ctx, dout, "X@GRAD", axis, kernels::concatSizes(ctx, axis));
   return llvm::Error::success();
 }
 OAR_CPU_FLOAT_KERNELS(concat_grad, concatGrad);
 
 template <typename T> static llvm::Error split(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
-  int64_t axis = normAxis(ctx.attrs().getInt("axis"), x.rank());
-  auto sections = ctx.attrs().getInts("sections");
-  size_t n = ctx.outputCount("Out");
-  if (sections.empty())
-    sections.assign(n, x.dim(axis) / static_cast<int64_t>(n));
-  cutInto<T>(ctx, x, "Out", axis, sections);
+  int64_t axis = kernels::layoutAxis(ctx, x.rank());
+  cutInto<T>(ctx, x, "Out", axis, kernels::splitSections(ctx, axis));
   return llvm::Error::success();
 }
 OAR_CPU_ALL_KERNELS(split, split);

@@ -82,4 +82,30 @@ const int64_t *idsOnDevice(const int64_t *host, int64_t n) {
   return dev;
 }
 
+llvm::Error copyToHost(void *host, const void *device, size_t bytes, llvm::StringRef what) {
+  if (bytes == 0)
+    return llvm::Error::success();
+  if (llvm::Error err =
+          check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream()), what))
+    return err;
+  return check(cudaStreamSynchronize(stream()), what);
+}
+
+unsigned long long *badIndexFlag() {
+  auto *flag = static_cast<unsigned long long *>(scratch(sizeof(unsigned long long)));
+  if (flag)
+    cudaMemsetAsync(flag, 0xff, sizeof *flag, stream());
+  return flag;
+}
+
+llvm::Expected<std::optional<int64_t>> firstBadIndex(const unsigned long long *flag,
+                                                     llvm::StringRef what) {
+  unsigned long long first = 0;
+  if (llvm::Error err = copyToHost(&first, flag, sizeof first, what))
+    return err;
+  if (first == ~0ull)
+    return std::nullopt;
+  return static_cast<int64_t>(first);
+}
+
 } // namespace oar::cuda

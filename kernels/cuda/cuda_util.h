@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -29,6 +30,17 @@ void *scratch(size_t bytes);
 /// Copies `n` int64s from the host to scratch and returns the device pointer (nullptr when no
 /// scratch can be had).
 const int64_t *idsOnDevice(const int64_t *host, int64_t n);
+
+/// Copies `bytes` from the device once the stream's work before it is done: for ops whose
+/// error depends on values (a label or id out of range), which must come from the op's own call.
+llvm::Error copyToHost(void *host, const void *device, size_t bytes, llvm::StringRef what);
+/// A scratch word preset to "none" (all ones), where a kernel records the least index of a bad
+/// element with atomicMin; nullptr when no scratch can be had.
+unsigned long long *badIndexFlag();
+/// The index a kernel recorded in `flag`, or nullopt when every element was good; waits for
+/// the stream.
+llvm::Expected<std::optional<int64_t>> firstBadIndex(const unsigned long long *flag,
+                                                     llvm::StringRef what);
 
 /// Threads per block, and blocks for a grid-stride loop over n elements.
 constexpr int kThreads = 256;

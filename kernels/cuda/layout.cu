@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "kernels/kernel_shapes.h"
 
 namespace oar::cuda {
 
@@ -18,10 +19,6 @@ static AxisView axisView(llvm::ArrayRef<int64_t> dims, int64_t axis) {
   for (size_t i = axis + 1; i < dims.size(); ++i)
     v.inner *= dims[i];
   return v;
-}
-
-static int64_t normAxis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
 }
 
 /// Copies pieces[i] (each [outer, len_i * inner]) into (join) or out of the joined tensor: one
@@ -50,7 +47,7 @@ static llvm::Error joinOrCut(T *joined, int64_t joinedLen,
 
 template <typename T> static llvm::Error concat(KernelContext &ctx) {
   Tensor &out = ctx.output("Out");
-  int64_t axis = normAxis(ctx.attrs().getInt("axis"), out.rank());
+  int64_t axis = kernels::layoutAxis(ctx, out.rank());
   std::vector<std::pair<T *, int64_t>> pieces;
   for (size_t i = 0; i < ctx.inputCount("X"); ++i) {
     const Tensor &x = ctx.input("X", i);
@@ -74,22 +71,15 @@ static llvm::Error cutInto(KernelContext &ctx, const Tensor &whole, llvm::String
 
 template <typename T> static llvm::Error concatGrad(KernelContext &ctx) {
   const Tensor &dout = ctx.input("Out@GRAD");
-  int64_t axis = normAxis(ctx.attrs().getInt("axis"), dout.rank());
-  std::vector<int64_t> sizes;
-  for (size_t i = 0; i < ctx.inputCount("X"); ++i)
-    sizes.push_back(ctx.input("X", i).dim(axis));
-  return cutInto<T>(ctx, dout, "X@GRAD", axis, sizes, "concat_grad");
+  int64_t axis = kernels::layoutAxis(ctx, dout.rank());
+  return cutInto<T>(ctx, dout, "X@GRAD", axis, kernels::concatSizes(ctx, axis), "concat_grad");
 }
 OAR_CUDA_FLOAT_KERNELS(concat_grad, concatGrad);
 
 template <typename T> static llvm::Error split(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
-  int64_t axis = normAxis(ctx.attrs().getInt("axis"), x.rank());
-  auto sections = ctx.attrs().getInts("sections");
-  size_t n = ctx.outputCount("Out");
-  if (sections.empty())
-    sections.assign(n, x.dim(axis) / static_cast<int64_t>(n));
-  return cutInto<T>(ctx, x, "Out", axis, sections, ctx.op().type());
+  int64_t axis = kernels::layoutAxis(ctx, x.rank());
+  return cutInto<T>(ctx, x, "Out", axis, kernels::splitSections(ctx, axis), ctx.op().type());
 }
 OAR_CUDA_ALL_KERNELS(split, split);
 OAR_CUDA_ALL_KERNELS(split_byref, split);

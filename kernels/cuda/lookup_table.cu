@@ -17,13 +17,7 @@ static llvm::Error checkId(const KernelContext &ctx, int64_t id, int64_t i, int6
 /// The ids copied to the host, where they are checked (with the CPU kernel's error) and grouped.
 static llvm::Error idsOnHost(const Tensor &ids, std::vector<int64_t> &host, llvm::StringRef what) {
   host.resize(ids.numel());
-  if (host.empty())
-    return llvm::Error::success();
-  if (llvm::Error err = check(cudaMemcpyAsync(host.data(), ids.data<int64_t>(), ids.bytes(),
-                                              cudaMemcpyDeviceToHost, stream()),
-                              what))
-    return err;
-  return check(cudaStreamSynchronize(stream()), what);
+  return copyToHost(host.data(), ids.data<int64_t>(), ids.bytes(), what);
 }
 
 /// Positions of the ids looked up except padding_idx, each checked against the table's rows:

@@ -153,22 +153,6 @@ __global__ void squareErrorGradElems(const T *x, const T *y, const T *dout, T *d
   }
 }
 
-/// A scratch word for the first row with a bad label, preset to "none" (all ones).
-unsigned long long *labelFlag() {
-  auto *flag = static_cast<unsigned long long *>(scratch(sizeof(unsigned long long)));
-  if (flag)
-    cudaMemsetAsync(flag, 0xff, sizeof *flag, stream());
-  return flag;
-}
-
-/// Copies one word from the device once the stream's work is done.
-template <typename W> llvm::Error readBack(W &host, const W *dev, llvm::StringRef what) {
-  if (auto err =
-          check(cudaMemcpyAsync(&host, dev, sizeof host, cudaMemcpyDeviceToHost, stream()), what))
-    return err;
-  return check(cudaStreamSynchronize(stream()), what);
-}
-
 /// After the launches: their error, or the CPU kernel's error for the first row whose label
 /// is outside [0, classes). Reading the flag back waits for the stream, since the error must
 /// come from this call.
@@ -176,13 +160,13 @@ llvm::Error labelsChecked(const KernelContext &ctx, const unsigned long long *fl
                           llvm::StringRef what) {
   if (auto err = launched(what))
     return err;
-  unsigned long long row = 0;
-  if (auto err = readBack(row, flag, what))
-    return err;
-  if (row == ~0ull)
+  auto bad = firstBadIndex(flag, what);
+  if (!bad)
+    return bad.takeError();
+  if (!*bad)
     return llvm::Error::success();
-  int64_t r = static_cast<int64_t>(row), l = 0;
-  if (auto err = readBack(l, ctx.input("Label").data<int64_t>() + r, what))
+  int64_t r = **bad, l = 0;
+  if (auto err = copyToHost(&l, ctx.input("Label").data<int64_t>() + r, sizeof l, what))
     return err;
   return makeError("label {0} in row {1} is outside [0, {2})", l, r, classes);
 }
@@ -213,7 +197,7 @@ OAR_CUDA_FLOAT_KERNELS(softmax_grad, softmaxGrad);
 template <typename T> static llvm::Error crossEntropy(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
   int64_t rows = x.dim(0), c = x.dim(1);
-  unsigned long long *flag = labelFlag();
+  unsigned long long *flag = badIndexFlag();
   if (!flag)
     return noScratch("cross_entropy");
   OAR_CUDA_LAUNCH(crossEntropyRows<T>, rows, x.data<T>(), ctx.input("Label").data<int64_t>(),
@@ -225,7 +209,7 @@ OAR_CUDA_FLOAT_KERNELS(cross_entropy, crossEntropy);
 template <typename T> static llvm::Error crossEntropyGrad(KernelContext &ctx) {
   const Tensor &x = ctx.input("X");
   int64_t rows = x.dim(0), c = x.dim(1);
-  unsigned long long *flag = labelFlag();
+  unsigned long long *flag = badIndexFlag();
   if (!flag)
     return noScratch("cross_entropy_grad");
   OAR_CUDA_LAUNCH(crossEntropyGradElems<T>, rows * c, x.data<T>(),
@@ -238,7 +222,7 @@ OAR_CUDA_FLOAT_KERNELS(cross_entropy_grad, crossEntropyGrad);
 template <typename T> static llvm::Error softmaxCe(KernelContext &ctx) {
   const Tensor &x = ctx.input("Logits");
   int64_t rows = x.dim(0), c = x.dim(1);
-  unsigned long long *flag = labelFlag();
+  unsigned long long *flag = badIndexFlag();
   if (!flag)
     return noScratch("softmax_with_cross_entropy");
   OAR_CUDA_LAUNCH(softmaxCeRows<T>, rows * kWarp, x.data<T>(), ctx.input("Label").data<int64_t>(),
@@ -250,7 +234,7 @@ OAR_CUDA_FLOAT_KERNELS(softmax_with_cross_entropy, softmaxCe);
 template <typename T> static llvm::Error softmaxCeGrad(KernelContext &ctx) {
   const Tensor &s = ctx.input("Softmax");
   int64_t rows = s.dim(0), c = s.dim(1);
-  unsigned long long *flag = labelFlag();
+  unsigned long long *flag = badIndexFlag();
   if (!flag)
     return noScratch("softmax_with_cross_entropy_grad");
   OAR_CUDA_LAUNCH(softmaxCeGradElems<T>, rows * c, s.data<T>(), ctx.input("Label").data<int64_t>(),

@@ -1,6 +1,7 @@
 // CUDA updates of only the rows a gradient touches. The arithmetic per element is that of the
 // CPU's sparse_optimizers.cc, so a row updated here gets the same bits as there.
 #include "kernels/cuda/sparse_optimizers.h"
+#include "kernels/kernel_shapes.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -40,12 +41,7 @@ template <typename T> struct TouchedRows {
 };
 } // namespace
 
-static int64_t rowWidth(const Tensor &t) {
-  int64_t w = 1;
-  for (size_t i = 1; i < t.rank(); ++i)
-    w *= t.dim(i);
-  return w;
-}
+using kernels::rowWidth;
 
 template <typename T> static llvm::Error touchedRows(KernelContext &ctx, TouchedRows<T> &out) {
   const Tensor &param = ctx.input("Param");
