@@ -114,8 +114,9 @@ private:
 
 /// Push and pull of one [n, 1] f32 parameter through a sync pserver (pushes are stored, never
 /// applied: no barrier is sent), so the figures are the runtime's alone. The four measurements
-/// take turns, five times over, and each keeps its best: a busy neighbour on a shared machine
-/// slows one turn, not one column.
+/// take turns, twenty short turns each, and each keeps its best: a busy neighbour on a shared
+/// machine slows one turn, not one column (with five turns of a second each, a quarter of the
+/// runs had no quiet turn for one column and its ratio moved by 0.2).
 static void pushPull(int64_t bytes) {
   int64_t n = bytes / 4;
   ModelBuilder m;
@@ -130,10 +131,10 @@ static void pushPull(int64_t bytes) {
   exitOnErr(comm.connect({"sync", 1, r.trainer().dist().plan_digest()}));
   RawZmq raw(bytes);
   Tensor grad(proto::F32, {n, 1}), got;
-  int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(256) << 20) / bytes, 16, 10000));
+  int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(32) << 20) / bytes, 8, 2000));
   double inf = std::numeric_limits<double>::infinity();
   double push = inf, pull = inf, stream = inf, roundTrip = inf;
-  for (int turn = 0; turn < 5; ++turn) {
+  for (int turn = 0; turn < 20; ++turn) {
     auto start = Clock::now();
     for (int i = 0; i < rounds; ++i)
       exitOnErr(comm.sendVars({{"fc_0.w_0@GRAD", &grad}}, c.pservers));

@@ -407,6 +407,12 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
         {makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
   for (const auto &[var, ep] : ahead)
     reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_), nullptr, ep});
+  // The values are replaced: let go of the old buffers first, so the replies land in memory
+  // just freed (still mapped and cached) instead of beside it, and a trainer never holds a
+  // param twice. On an error they stay empty; a trainer then fails, or recovers by fetching
+  // every param again.
+  for (Tensor *t : out)
+    *t = Tensor();
   auto replies = roundTrip(reqs, "receiving", heldReplyTimeout());
   if (!replies)
     return replies.takeError();

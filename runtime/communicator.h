@@ -37,7 +37,8 @@ public:
   llvm::Error sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,
                        const std::vector<std::string> &endpoints,
                        proto::MsgKind kind = proto::SEND_VAR);
-  /// Fetches each var from its endpoint into `out[i]` (which takes over the reply's buffer). Vars
+  /// Fetches each var from its endpoint into `out[i]` (which takes over the reply's buffer; its
+  /// old value is dropped first, so after an error it is empty). Vars
   /// fetched ahead (a SEND_BARRIER's, or `ahead`'s) are taken without a request. `ahead` (var,
   /// endpoint) are fetched in the same round trip and kept for the getVars that asks for them.
   llvm::Error getVars(const std::vector<std::string> &names,
