@@ -12,8 +12,7 @@
 
 namespace oar {
 
-uint64_t fnv1a64(llvm::StringRef s) {
-  uint64_t h = 14695981039346656037ull;
+uint64_t fnv1a64(llvm::StringRef s, uint64_t h) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;
@@ -181,16 +180,24 @@ std::string DistributePlan::digest(bool withEndpoints) const {
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
 }
 
-std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
-                      const proto::Program &startup, bool withEndpoints) {
-  std::string bytes = plan.digest(withEndpoints);
+std::string jobBytes(const proto::Program &main, const proto::Program &startup) {
+  std::string bytes;
   for (const proto::Program *p : {&main, &startup}) {
     google::protobuf::io::StringOutputStream out(&bytes);
     google::protobuf::io::CodedOutputStream coded(&out);
     coded.SetSerializationDeterministic(true);
     p->SerializeToCodedStream(&coded);
   }
-  return llvm::formatv("{0:x16}", fnv1a64(bytes)).str();
+  return bytes;
+}
+
+std::string jobDigest(const DistributePlan &plan, llvm::StringRef jobBytes, bool withEndpoints) {
+  return llvm::formatv("{0:x16}", fnv1a64(jobBytes, fnv1a64(plan.digest(withEndpoints)))).str();
+}
+
+std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
+                      const proto::Program &startup, bool withEndpoints) {
+  return jobDigest(plan, jobBytes(main, startup), withEndpoints);
 }
 
 std::string DistributePlan::text() const {

@@ -70,13 +70,20 @@ struct DistributePlan {
   std::string text() const;
 };
 
-/// The FNV-1a 64-bit hash (stable across processes and machines).
-uint64_t fnv1a64(llvm::StringRef s);
+/// The FNV-1a 64-bit hash (stable across processes and machines); `h` carries a hash of the
+/// bytes before `s` on, so fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b).
+uint64_t fnv1a64(llvm::StringRef s, uint64_t h = 14695981039346656037ull);
+/// The bytes of a single-machine job that jobDigest covers: `main` and `startup`, serialized
+/// deterministically.
+std::string jobBytes(const proto::Program &main, const proto::Program &startup);
 /// The identity a trainer and a pserver compare: the plan's digest over the whole single-machine
 /// job it was made from (every op and attr, so the optimizer and its learning rate, and the data
 /// feed), so a trainer of another job with the same architecture is refused.
 std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
                       const proto::Program &startup, bool withEndpoints = true);
+/// The same, from jobBytes(main, startup): a caller that needs both digests serializes once
+/// (a megabyte for 1,000 params, the slowest part of a transpile when done twice).
+std::string jobDigest(const DistributePlan &plan, llvm::StringRef jobBytes, bool withEndpoints);
 
 /// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params;
 /// `tables` (what the distributed-table pass took out of `main`) join the plan as they are.

@@ -15,8 +15,10 @@ namespace oar {
 
 TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Program &startup,
                                  const DistributePlan &plan)
-    : main(main), startup(startup), plan(plan), digest(jobDigest(plan, main, startup)),
-      checkpointDigest(jobDigest(plan, main, startup, /*withEndpoints=*/false)) {
+    : main(main), startup(startup), plan(plan) {
+  std::string job = jobBytes(main, startup);
+  digest = jobDigest(plan, job, /*withEndpoints=*/true);
+  checkpointDigest = jobDigest(plan, job, /*withEndpoints=*/false);
   for (const proto::Var &v : main.blocks(0).vars())
     mainVars[v.name()] = &v;
   for (const proto::Op &op : startup.blocks(0).ops())
