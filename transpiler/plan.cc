@@ -195,11 +195,6 @@ std::string jobDigest(const DistributePlan &plan, llvm::StringRef jobBytes, bool
   return llvm::formatv("{0:x16}", fnv1a64(jobBytes, fnv1a64(plan.digest(withEndpoints)))).str();
 }
 
-std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
-                      const proto::Program &startup, bool withEndpoints) {
-  return jobDigest(plan, jobBytes(main, startup), withEndpoints);
-}
-
 std::string DistributePlan::text() const {
   std::string out = llvm::formatv("# distribute plan: mode {0}, {1} trainers, {2} pservers, "
                                   "split {3}, min_block_size {4}, digest {5}\n",

@@ -77,12 +77,10 @@ uint64_t fnv1a64(llvm::StringRef s, uint64_t h = 14695981039346656037ull);
 /// deterministically.
 std::string jobBytes(const proto::Program &main, const proto::Program &startup);
 /// The identity a trainer and a pserver compare: the plan's digest over the whole single-machine
-/// job it was made from (every op and attr, so the optimizer and its learning rate, and the data
-/// feed), so a trainer of another job with the same architecture is refused.
-std::string jobDigest(const DistributePlan &plan, const proto::Program &main,
-                      const proto::Program &startup, bool withEndpoints = true);
-/// The same, from jobBytes(main, startup): a caller that needs both digests serializes once
-/// (a megabyte for 1,000 params, the slowest part of a transpile when done twice).
+/// job it was made from (`jobBytes`: every op and attr, so the optimizer and its learning rate,
+/// and the data feed), so a trainer of another job with the same architecture is refused. The
+/// bytes are an argument so that both digests of a transpile serialize the job once (a megabyte
+/// for 1,000 params: serializing it twice was the slowest part of a transpile).
 std::string jobDigest(const DistributePlan &plan, llvm::StringRef jobBytes, bool withEndpoints);
 
 /// Reads (param, grad, optimizer) from the OPTIMIZE ops of `main`, slices and places the params;

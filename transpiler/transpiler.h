@@ -51,7 +51,8 @@ struct TranspileInputs {
                   const DistributePlan &plan);
   const proto::Program &main, &startup;
   const DistributePlan &plan;
-  /// jobDigest(plan, main, startup): what every program records as its plan_digest.
+  /// jobDigest(plan, jobBytes(main, startup), true): what every program records as its
+  /// plan_digest.
   std::string digest;
   /// The same without the pservers' endpoints: names the job's checkpoints, which a relaunch on
   /// other ports resumes from.
