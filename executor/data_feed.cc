@@ -126,16 +126,17 @@ llvm::Expected<std::vector<Tensor>> readMnist(const proto::DataFeed &feed) {
   if (labels->size() < 8 || bigEndian32(*labels, 0) != 2049)
     return makeError("{0}: not an IDX label file (magic must be 2049)", feed.files(1));
   int64_t n = bigEndian32(*images, 4), h = bigEndian32(*images, 8), w = bigEndian32(*images, 12);
-  int64_t pixels = 0; // three 32-bit counts may overflow 64 bits: check before comparing
-  if (__builtin_mul_overflow(n, h * w, &pixels) ||
-      static_cast<int64_t>(images->size()) != 16 + pixels)
+  // Three 32-bit counts may overflow 64 bits, and so may two: check each product before comparing.
+  int64_t imageSize = 0, pixels = 0;
+  if (__builtin_mul_overflow(h, w, &imageSize) || __builtin_mul_overflow(n, imageSize, &pixels) ||
+      static_cast<int64_t>(images->size()) - 16 != pixels)
     return makeError("{0}: {1} bytes but the header promises {2} images of {3}x{4}", feed.files(0),
                      images->size(), n, h, w);
   int64_t nl = bigEndian32(*labels, 4);
   if (nl != n || static_cast<int64_t>(labels->size()) != 8 + nl)
     return makeError("{0}: {1} labels but {2} has {3} images", feed.files(1), nl, feed.files(0), n);
-  Tensor x(proto::F32, {n, h * w}), y(proto::I64, {n, 1});
-  for (int64_t i = 0; i < n * h * w; ++i)
+  Tensor x(proto::F32, {n, imageSize}), y(proto::I64, {n, 1});
+  for (int64_t i = 0; i < pixels; ++i)
     x.data<float>()[i] = static_cast<uint8_t>((*images)[16 + i]) / 255.0f * 2.0f - 1.0f;
   for (int64_t i = 0; i < n; ++i)
     y.data<int64_t>()[i] = static_cast<uint8_t>((*labels)[8 + i]);

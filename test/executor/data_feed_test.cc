@@ -81,6 +81,13 @@ TEST_CASE("an IDX header whose counts overflow 64 bits is refused before anythin
   CHECK_THAT(errorText(loadDataset(f, b)),
              Contains("images.idx: 16 bytes but the header promises 2147483648 images of "
                       "2147483648x4"));
+  // No images of 2^32-1 x 2^32-1 pixels: the image size alone overflows (found by fuzz_data), and
+  // 0 times the wrapped size would otherwise "match" the empty body.
+  writeFile(dir + "/images.idx", header({2051, 0, 0xffffffffu, 0xffffffffu}));
+  writeFile(dir + "/labels.idx", header({2049, 0}));
+  CHECK_THAT(errorText(loadDataset(f, b)),
+             Contains("images.idx: 16 bytes but the header promises 0 images of "
+                      "4294967295x4294967295"));
 }
 
 TEST_CASE("N trainers with batch B together see one batch of N*B", "[executor][data]") {
