@@ -198,7 +198,7 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
                             {"block_params", blockParams},
                             {"block_row_begin", blockRowBegin},
                             {"optimize_blocks", optimizeBlocks},
-                            {"plan_digest", in.digest}},
+                            {"plan_digest", in.digests().plan}},
                            proto::DIST);
   setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
 }

@@ -148,8 +148,8 @@ void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRe
   d.set_role(role.str());
   d.set_pserver_index(pserverIndex);
   d.set_geo_k_steps(plan.config.mode == "geo" ? plan.config.geoKSteps : 0);
-  d.set_plan_digest(in.digest);
-  d.set_checkpoint_digest(in.checkpointDigest);
+  d.set_plan_digest(in.digests().plan);
+  d.set_checkpoint_digest(in.digests().checkpoint);
 }
 
 llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) {

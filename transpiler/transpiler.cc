@@ -16,15 +16,21 @@ namespace oar {
 TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Program &startup,
                                  const DistributePlan &plan)
     : main(main), startup(startup), plan(plan) {
-  std::string job = jobBytes(main, startup);
-  digest = jobDigest(plan, job, /*withEndpoints=*/true);
-  checkpointDigest = jobDigest(plan, job, /*withEndpoints=*/false);
   for (const proto::Var &v : main.blocks(0).vars())
     mainVars[v.name()] = &v;
   for (const proto::Op &op : startup.blocks(0).ops())
     for (const proto::Slot &slot : op.outputs())
       for (const std::string &n : slot.names())
         startupWriters.try_emplace(n, &op);
+}
+
+const TranspileInputs::Digests &TranspileInputs::digests() const {
+  std::call_once(digestsOnce_, [this] {
+    std::string job = jobBytes(main, startup);
+    digests_ = {jobDigest(plan, job, /*withEndpoints=*/true),
+                jobDigest(plan, job, /*withEndpoints=*/false)};
+  });
+  return digests_;
 }
 
 namespace {
@@ -98,7 +104,12 @@ llvm::Error programsPass(TranspileState &state) {
     r.pserverStartups_.push_back(programOn(pserverArena));
   }
   std::vector<std::function<llvm::Error()>> jobs;
-  jobs.push_back([&]() -> llvm::Error { // the largest job: start it first
+  // First the digests, which every builder asks for at its end, then the largest job.
+  jobs.push_back([&]() -> llvm::Error {
+    in.digests();
+    return llvm::Error::success();
+  });
+  jobs.push_back([&]() -> llvm::Error {
     if (llvm::Error err = buildTrainerProgram(in, *r.trainer_))
       return err;
     buildTrainerStartup(in, *r.trainer_, *r.trainerStartup_);

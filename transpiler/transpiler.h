@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "google/protobuf/arena.h"
 #include "transpiler/plan.h"
@@ -51,16 +52,26 @@ struct TranspileInputs {
                   const DistributePlan &plan);
   const proto::Program &main, &startup;
   const DistributePlan &plan;
-  /// jobDigest(plan, jobBytes(main, startup), true): what every program records as its
-  /// plan_digest.
-  std::string digest;
-  /// The same without the pservers' endpoints: names the job's checkpoints, which a relaunch on
-  /// other ports resumes from.
-  std::string checkpointDigest;
+  struct Digests {
+    /// jobDigest(plan, jobBytes(main, startup), true): what every program records as its
+    /// plan_digest.
+    std::string plan;
+    /// The same without the pservers' endpoints: names the job's checkpoints, which a relaunch
+    /// on other ports resumes from.
+    std::string checkpoint;
+  };
+  /// The digests, computed by the first caller (the others wait for it). Serializing a large
+  /// job takes as long as building two programs: programsPass computes them as one of its
+  /// parallel jobs, and builders ask for them at their end.
+  const Digests &digests() const;
   /// The vars of main's block 0 by name.
   llvm::DenseMap<llvm::StringRef, const proto::Var *> mainVars;
   /// The first op of startup's block 0 that writes each var.
   llvm::DenseMap<llvm::StringRef, const proto::Op *> startupWriters;
+
+private:
+  mutable std::once_flag digestsOnce_;
+  mutable Digests digests_;
 };
 
 // Each builder writes its program into `out`, an empty program that may live on an arena.
