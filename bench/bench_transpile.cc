@@ -21,22 +21,24 @@ int main() {
   config.trainers = 4;
   for (int i = 0; i < 16; ++i)
     config.pservers.push_back("10.0.0." + std::to_string(i + 1) + ":6170");
-  double best = 1e9;
+  double best = 1e9, first = 0;
   oar::TranspileResult result;
   for (int round = 0; round < 5; ++round) {
     auto start = std::chrono::steady_clock::now();
     oar::TranspileResult r = exitOnErr(oar::transpile(m.main(), m.startup(), config));
-    best = std::min(
-        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::min(best, took);
+    if (round == 0)
+      first = took; // what a tool that transpiles once takes: its memory is all fresh
     result = std::move(r); // freeing the previous round's programs is not timed... nor is this
   }
   size_t blocks = 0;
   for (const auto &p : result.plan.params)
     blocks += p.blocks.size();
   llvm::outs() << llvm::formatv("machine: {0} cores\ntranspile of {1} params ({2} blocks) over {3} "
-                                "endpoints, {4} ops: best of 5 = {5:f3} s\n",
+                                "endpoints, {4} ops: best of 5 = {5:f3} s (first round {6:f3} s)\n",
                                 std::thread::hardware_concurrency(), result.plan.params.size(),
                                 blocks, config.pservers.size(), m.main().blocks(0).ops_size(),
-                                best);
+                                best, first);
   return 0;
 }
