@@ -92,7 +92,7 @@ private:
 /// `t` readable by host code: itself when on the CPU, else a host copy.
 inline Tensor onHost(const Tensor &t) { return t.to(Device::Cpu); }
 
-class SelectedRows; // executor/selected_rows.h
+struct SelectedRows; // executor/selected_rows.h
 
 /// Named tensors a program runs over: dense tensors, and SelectedRows (sparse rows, e.g. an
 /// embedding's gradient) beside them. A name holds one or the other: making one kind drops the

@@ -7,10 +7,19 @@
 namespace oar::runtime {
 
 static std::atomic<int> gStopSignal{0};
+static std::atomic<bool> gEndBeforePolled{false}, gPolled{false};
 
-static void onStop(int sig) { gStopSignal.store(sig); }
+static void onStop(int sig) {
+  if (gEndBeforePolled.load() && !gPolled.load()) { // signal() and raise() are signal-safe
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  gStopSignal.store(sig);
+}
 
-void installStopHandlers() {
+void installStopHandlers(BeforeFirstPoll before) {
+  gEndBeforePolled.store(before == BeforeFirstPoll::End);
   struct sigaction sa = {};
   sa.sa_handler = onStop;
   sigemptyset(&sa.sa_mask);
@@ -18,7 +27,10 @@ void installStopHandlers() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
-bool stopRequested() { return gStopSignal.load() != 0; }
+bool stopRequested() {
+  gPolled.store(true);
+  return gStopSignal.load() != 0;
+}
 int stopSignal() { return gStopSignal.load(); }
 
 static std::atomic<bool> gCheckpointRequested{false};

@@ -430,7 +430,8 @@ int main(int argc, char **argv) {
   oar::runtime::installCheckpointHandler();
   cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory, &keyCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
-  oar::runtime::installStopHandlers();
+  // Until its loops poll for a stop, a node ends at SIGTERM (see installStopHandlers).
+  oar::runtime::installStopHandlers(oar::runtime::BeforeFirstPoll::End);
   oar::runtime::NodeOptions opts;
   opts.cluster = exitOnErr(oar::runtime::clusterFromEnv([](const char *n) { return getenv(n); }));
   oar::runtime::ClusterSpec &c = opts.cluster;

@@ -239,6 +239,26 @@ TEST_CASE("a tool's OpenMP threads wait passively unless the user chose a wait p
              Contains("policy:OMP_WAIT_POLICY=ACTIVE name:oar-executor\n"));
 }
 
+TEST_CASE("SIGTERM ends a node still opening its program", "[tools][errors]") {
+  // Blocked opening --main (a FIFO nobody writes), after its stop handlers are installed: the
+  // open is retried after a handler returns, so a handler that only set the stop flag left the
+  // node running until SIGKILL (this hung a CI run of the wait-policy test above).
+  std::string dir = scratchDir("stop_while_opening");
+  std::string fifo = dir + "/main.pb";
+  REQUIRE(runExpecting(0, "rm -f " + fifo + " && mkfifo " + fifo).empty());
+  std::string out = runExpecting(
+      0, binDir() + "/oar-executor --main " + fifo + " --startup " + fifo +
+             " & pid=$!; for i in $(seq 200); do"
+             "  [ \"$(cat /proc/$pid/wchan 2>/dev/null)\" = wait_for_partner ] && break; sleep 0.05; done;"
+             " echo \"blocked:$(cat /proc/$pid/wchan)\"; kill $pid; ended=no; for i in $(seq 100); do"
+             "  s=$(awk '/^State/ {print $2}' /proc/$pid/status 2>/dev/null);" // gone once reaped
+             "  if [ -z \"$s\" ] || [ \"$s\" = Z ]; then ended=yes; break; fi; sleep 0.05; done;"
+             " if [ $ended = yes ]; then wait $pid; echo \"status:$?\"; else echo still-running;"
+             " kill -9 $pid; wait $pid; fi 2>/dev/null");
+  CHECK_THAT(out, Contains("blocked:wait_for_partner\n")); // it did reach the open
+  CHECK_THAT(out, Contains("status:143\n"));               // 128 + SIGTERM: ended by the signal
+}
+
 TEST_CASE("a save directory another running job holds is refused, alone or in a job",
           "[tools][errors]") {
   std::string dir = scratchDir("save_held");
