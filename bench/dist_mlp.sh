@@ -23,6 +23,12 @@ $b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_
 # Sum of the trainers' "(R samples/s)" in a log.
 rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {printf "%.0f", s}'; }
 
+# keepBest MAP KEY RATE: MAP[KEY] becomes RATE when RATE is higher.
+keepBest() {
+  local -n map=$1
+  if [ "$3" -gt "${map[$2]:-0}" ]; then map[$2]=$3; fi
+}
+
 # [curve=--curve=false] oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate
 # samples/s.
 launch() {
@@ -45,10 +51,10 @@ declare -A oar oarCurve
 for turn in 1 2 3; do
   for job in "${jobs[@]}"; do
     set -- $job
-    r=$(curve=--curve=false launch $1 $2 $3)
-    [ "$r" -gt "${oar[$job]:-0}" ] && oar[$job]=$r
+    r=$(curve=--curve=false launch $1 $2 $3) # an assignment, so that a failed launch ends the script
+    keepBest oar "$job" "$r"
     r=$(launch $1 $2 $3)
-    [ "$r" -gt "${oarCurve[$job]:-0}" ] && oarCurve[$job]=$r
+    keepBest oarCurve "$job" "$r"
   done
 done
 printf '%-28s %12s %12s\n' "job (oar-launch, best of 3)" "samples/s" "with CURVE"
@@ -97,7 +103,7 @@ for turn in 1 2 3; do
     if [ -z "$flag" ]; then r=$(launch 2 2 sync)
     elif [ -z "$policy" ]; then r=$(launch 2 2 sync -- "$flag")
     else r=$(OMP_WAIT_POLICY=$policy launch 2 2 sync -- "$flag"); fi
-    [ "$r" -gt "${best[$budget]:-0}" ] && best[$budget]=$r
+    keepBest best "$budget" "$r"
   done
 done
 for budget in "${budgets[@]}"; do

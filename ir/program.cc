@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "ir/error.h"
 #include "llvm/ADT/STLExtras.h"
@@ -131,6 +133,13 @@ std::string programText(const proto::Program &prog) {
   return out;
 }
 
+void appendProgramBytes(const proto::Program &prog, std::string &out) {
+  google::protobuf::io::StringOutputStream stream(&out); // appends to what `out` holds
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  prog.SerializeToCodedStream(&coded);
+}
+
 llvm::Error saveProgram(const proto::Program &prog, llvm::StringRef path, llvm::StringRef origin) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -140,13 +149,7 @@ llvm::Error saveProgram(const proto::Program &prog, llvm::StringRef path, llvm::
     os << "# " << origin << "\n" << programText(prog);
   } else {
     std::string bytes;
-    // Deterministic serialisation: the same program gives byte-identical files.
-    {
-      google::protobuf::io::StringOutputStream sos(&bytes);
-      google::protobuf::io::CodedOutputStream cos(&sos);
-      cos.SetSerializationDeterministic(true);
-      prog.SerializeToCodedStream(&cos);
-    }
+    appendProgramBytes(prog, bytes);
     os << bytes;
   }
   os.close();

@@ -1,9 +1,6 @@
 // Slicing parameters into blocks and placing the blocks on endpoints.
 #include "transpiler/plan.h"
 
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-
 #include "ir/error.h"
 #include "ir/names.h"
 #include "llvm/ADT/DenseMap.h"
@@ -182,12 +179,8 @@ std::string DistributePlan::digest(bool withEndpoints) const {
 
 std::string jobBytes(const proto::Program &main, const proto::Program &startup) {
   std::string bytes;
-  for (const proto::Program *p : {&main, &startup}) {
-    google::protobuf::io::StringOutputStream out(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&out);
-    coded.SetSerializationDeterministic(true);
-    p->SerializeToCodedStream(&coded);
-  }
+  appendProgramBytes(main, bytes);
+  appendProgramBytes(startup, bytes);
   return bytes;
 }
 

@@ -217,12 +217,17 @@ TEST_CASE("a connect timeout reports the time actually waited", "[tools][errors]
   CHECK(waited - said < 2.0); // the process's start and exit take the rest (slow when loaded)
 }
 
+/// A FIFO nobody writes, in scratch dir `name`: a tool given it as --main blocks opening it.
+static std::string unwrittenFifo(const std::string &name) {
+  std::string fifo = scratchDir(name) + "/main.pb";
+  REQUIRE(runExpecting(0, "rm -f " + fifo + " && mkfifo " + fifo).empty());
+  return fifo;
+}
+
 TEST_CASE("a tool's OpenMP threads wait passively unless the user chose a wait policy", "[tools]") {
   // The process's real environment is what libgomp read when it loaded; oar-executor opening
   // its --main (a FIFO nobody writes) holds it still while /proc shows that environment.
-  std::string dir = scratchDir("wait_policy");
-  std::string fifo = dir + "/main.pb";
-  REQUIRE(runExpecting(0, "rm -f " + fifo + " && mkfifo " + fifo).empty());
+  std::string fifo = unwrittenFifo("wait_policy");
   auto policyOf = [&](const std::string &env) {
     return runExpecting(0,
                         "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + env + " " + binDir() +
@@ -243,9 +248,7 @@ TEST_CASE("SIGTERM ends a node still opening its program", "[tools][errors]") {
   // Blocked opening --main (a FIFO nobody writes), after its stop handlers are installed: the
   // open is retried after a handler returns, so a handler that only set the stop flag left the
   // node running until SIGKILL (this hung a CI run of the wait-policy test above).
-  std::string dir = scratchDir("stop_while_opening");
-  std::string fifo = dir + "/main.pb";
-  REQUIRE(runExpecting(0, "rm -f " + fifo + " && mkfifo " + fifo).empty());
+  std::string fifo = unwrittenFifo("stop_while_opening");
   std::string out = runExpecting(
       0, binDir() + "/oar-executor --main " + fifo + " --startup " + fifo +
              " & pid=$!; for i in $(seq 200); do"
