@@ -57,6 +57,23 @@ proto::Op &appendRenamed(proto::Block &block, const proto::Op &src, const Rename
   return op;
 }
 
+/// Whether initialiser `init` writes one value everywhere (fill_constant with its shape), so
+/// that a slice of what it writes is the same op with the slice's shape. The moments of Adam and
+/// most biases start so: a pserver then builds only its blocks of them, not the whole var.
+bool fillsConstant(const proto::Op &init) {
+  return init.type() == "fill_constant" &&
+         llvm::any_of(init.attrs(), [](const proto::Attr &a) { return a.name() == "shape"; });
+}
+
+/// Appends a copy of constant fill `init` of `var` that fills `name` with shape `dims`.
+void appendConstantFill(proto::Block &block, const proto::Op &init, llvm::StringRef var,
+                        std::string name, llvm::ArrayRef<int64_t> dims) {
+  proto::Op &op = appendRenamed(block, init, {{var, std::move(name)}});
+  for (proto::Attr &a : *op.mutable_attrs())
+    if (a.name() == "shape")
+      a.mutable_ints()->mutable_v()->Assign(dims.begin(), dims.end());
+}
+
 /// Declares a persistable var of the param's dtype (optimizer state shares it).
 proto::Var &declareState(VarTable &vars, const ParamPlan &p, llvm::StringRef name,
                          llvm::ArrayRef<int64_t> dims) {
@@ -216,7 +233,7 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
     return makeError("the startup program does not initialise {0}", var);
   };
   // Runs var's initialiser whole, then keeps the slices that live here: the same numbers as
-  // the single-machine startup gives those slices.
+  // the single-machine startup gives those slices. A constant fill fills just those slices.
   auto emitSliced = [&](const ParamPlan &p, llvm::StringRef var) -> llvm::Error {
     if (llvm::none_of(p.blocks, [&](const VarBlock &b) { return b.endpointIndex == index; }))
       return llvm::Error::success();
@@ -226,6 +243,15 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
     if (!p.split()) {
       declareState(vars, p, var, p.dims);
       *block.add_ops() = **init;
+      return llvm::Error::success();
+    }
+    if (fillsConstant(**init)) { // each block here is a fill of its own: no whole var
+      for (const VarBlock &b : p.blocks)
+        if (b.endpointIndex == index) {
+          std::string name = blockName(var, b.index);
+          declareState(vars, p, name, b.dims);
+          appendConstantFill(block, **init, var, std::move(name), b.dims);
+        }
       return llvm::Error::success();
     }
     vars.declare(var, p.dtype, p.dims); // the whole var, dropped after the split

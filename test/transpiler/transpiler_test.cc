@@ -211,6 +211,11 @@ TEST_CASE("pserver startups give the single-machine startup's slices", "[transpi
   for (const char *mode : {"sync", "geo"})
     for (int n : {2, 3}) {
       ModelBuilder m = mnistMlp();
+      // Constant fills of split vars (Adam's moments) are written per block: values other than
+      // 0 show that each block gets the fill's value.
+      for (proto::Op &op : *m.startup().mutable_blocks(0)->mutable_ops())
+        if (op.type() == "fill_constant")
+          setAttr(op, "value", 0.25f);
       DistributeConfig c = config(n, mode);
       c.minBlockSize = 2000; // more splits
       TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
