@@ -1,5 +1,6 @@
 // Program files: round trips, text errors, and the verifier's messages.
 #include <fstream>
+#include <set>
 
 #include "api/optimizer.h"
 #include "api/recipes.h"
@@ -27,6 +28,33 @@ TEST_CASE("a program survives binary and text round trips unchanged", "[ir]") {
   CHECK(fromBinary.SerializeAsString() == m.main().SerializeAsString());
   CHECK(fromText.SerializeAsString() == m.main().SerializeAsString());
   REQUIRE_OK(verifyProgram(fromText, "main.pbtxt"));
+}
+
+// appendProgramBytes writes the default serialization, which equals the deterministic one only
+// while no message of a program has a map field (maps serialize in hash order).
+static void collectMapFields(const google::protobuf::Descriptor &d,
+                             std::set<const google::protobuf::Descriptor *> &seen,
+                             std::vector<std::string> &maps) {
+  if (!seen.insert(&d).second)
+    return;
+  for (int i = 0; i < d.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor &f = *d.field(i);
+    if (f.is_map())
+      maps.push_back(f.full_name());
+    if (f.message_type())
+      collectMapFields(*f.message_type(), seen, maps);
+  }
+}
+
+TEST_CASE("program messages have no map fields, so their bytes are deterministic", "[ir]") {
+  std::set<const google::protobuf::Descriptor *> seen;
+  std::vector<std::string> maps;
+  collectMapFields(*proto::Program::descriptor(), seen, maps);
+  CHECK(seen.size() > 5); // the walk reached the nested messages
+  CHECK(maps == std::vector<std::string>{});
+  std::string bytes = "head";
+  appendProgramBytes(smallMlp().main(), bytes);
+  CHECK(bytes == "head" + smallMlp().main().SerializeAsString());
 }
 
 TEST_CASE("text parse errors give file, line and column", "[ir]") {
