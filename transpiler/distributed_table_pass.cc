@@ -51,10 +51,14 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
                                                         const DistributeConfig &config) {
   proto::Block &block = *main.mutable_blocks(0);
   std::map<std::string, TablePlan> tables; // by name: deterministic order
-  for (const proto::Op &op : block.ops()) {
+  for (int i = 0; i < block.ops_size(); ++i) {
+    const proto::Op &op = block.ops(i);
     if (!isDistributedLookup(op))
       continue;
-    std::string w = opInputs(op, "W").at(0);
+    auto table = firstInput(op, i, "W");
+    if (!table)
+      return table.takeError();
+    std::string w = std::move(*table);
     if (tables.count(w))
       continue;
     const proto::Var *v = findVar(block, w);
@@ -125,9 +129,15 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
       TablePlan &t = tables[gradOf];
       if (llvm::Error err = runtime::checkSparseOptimizer(op.type()))
         return makeError("{0}: {1}", t.table, llvm::toString(std::move(err)));
-      t.grad = opInputs(op, "Grad").at(0);
+      auto grad = firstInput(op, i, "Grad");
+      if (!grad)
+        return grad.takeError();
+      auto learningRate = firstInput(op, i, "LearningRate");
+      if (!learningRate)
+        return learningRate.takeError();
+      t.grad = std::move(*grad);
       t.optimizer = op;
-      t.learningRate = opInputs(op, "LearningRate").at(0);
+      t.learningRate = std::move(*learningRate);
       continue;
     }
     if (!gradOf.empty())

@@ -17,6 +17,13 @@ uint64_t fnv1a64(llvm::StringRef s, uint64_t h) {
   return h;
 }
 
+llvm::Expected<std::string> firstInput(const proto::Op &op, size_t index, llvm::StringRef slot) {
+  const proto::Slot *s = findInputSlot(op, slot);
+  if (!s || s->names().empty())
+    return makeError("op #{0} ({1}) has no {2} input", index, op.type(), slot);
+  return s->names(0);
+}
+
 int64_t ParamPlan::rowWidth() const {
   int64_t w = 1;
   for (size_t i = 1; i < dims.size(); ++i)
@@ -75,13 +82,20 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
   info.opIndex = index;
   info.type = op.type();
   auto collect = [&](const std::vector<const char *> &slots,
-                     std::vector<std::pair<std::string, std::string>> &out) {
-    for (const char *slot : slots)
-      out.emplace_back(slot, opInputs(op, slot).at(0));
+                     std::vector<std::pair<std::string, std::string>> &out) -> llvm::Error {
+    for (const char *slot : slots) {
+      auto name = firstInput(op, index, slot);
+      if (!name)
+        return name.takeError();
+      out.emplace_back(slot, std::move(*name));
+    }
+    return llvm::Error::success();
   };
-  collect(known->paramShaped, info.paramShaped);
-  collect(known->perParam, info.perParam);
-  collect(known->shared, info.shared);
+  for (auto [slots, out] : {std::pair{&known->paramShaped, &info.paramShaped},
+                            std::pair{&known->perParam, &info.perParam},
+                            std::pair{&known->shared, &info.shared}})
+    if (llvm::Error err = collect(*slots, *out))
+      return err;
   return info;
 }
 
@@ -96,6 +110,7 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
   plan.tables = std::move(tables);
   const proto::Block &block = main.blocks(0);
   llvm::DenseMap<llvm::StringRef, const proto::Var *> vars; // keys view names inside `main`
+  vars.reserve(block.vars_size());
   for (const proto::Var &v : block.vars())
     vars[v.name()] = &v;
   for (int i = 0; i < block.ops_size(); ++i) {
@@ -110,9 +125,15 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
     auto info = readOptimizer(op, i);
     if (!info)
       return info.takeError();
+    auto param = firstInput(op, i, "Param");
+    if (!param)
+      return param.takeError();
+    auto grad = firstInput(op, i, "Grad");
+    if (!grad)
+      return grad.takeError();
     ParamPlan p;
-    p.param = opInputs(op, "Param").at(0);
-    p.grad = opInputs(op, "Grad").at(0);
+    p.param = std::move(*param);
+    p.grad = std::move(*grad);
     const proto::Var *v = vars.lookup(p.param);
     if (!v)
       return makeError("op #{0} ({1}) updates {2}, which is not declared", i, op.type(), p.param);

@@ -70,6 +70,10 @@ struct DistributePlan {
   std::string text() const;
 };
 
+/// The first name in input `slot` of op #`index` of the main block, or an error naming the op
+/// (a hand-edited program may have emptied the slot).
+llvm::Expected<std::string> firstInput(const proto::Op &op, size_t index, llvm::StringRef slot);
+
 /// The FNV-1a 64-bit hash (stable across processes and machines); `h` carries a hash of the
 /// bytes before `s` on, so fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b).
 uint64_t fnv1a64(llvm::StringRef s, uint64_t h = 14695981039346656037ull);

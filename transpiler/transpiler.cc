@@ -16,6 +16,8 @@ namespace oar {
 TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Program &startup,
                                  const DistributePlan &plan)
     : main(main), startup(startup), plan(plan) {
+  mainVars.reserve(main.blocks(0).vars_size()); // no rehash, which reads every name again
+  startupWriters.reserve(startup.blocks(0).ops_size());
   for (const proto::Var &v : main.blocks(0).vars())
     mainVars[v.name()] = &v;
   for (const proto::Op &op : startup.blocks(0).ops())

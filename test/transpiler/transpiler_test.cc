@@ -289,6 +289,18 @@ TEST_CASE("bad configurations get one-line errors naming them", "[transpiler][er
       op.set_type("rmsprop");
   CHECK_THAT(errorText(transpile(odd.main(), odd.startup(), config(1, "sync"))),
              Contains("(rmsprop) updates a parameter but the transpiler does not know"));
+
+  // An update op without the input the plan reads (a hand-edited program).
+  for (const char *slot : {"Param", "LearningRate"}) {
+    ModelBuilder cut = fitALine();
+    for (proto::Op &op : *cut.main().mutable_blocks(0)->mutable_ops())
+      if (op.type() == "sgd")
+        for (proto::Slot &s : *op.mutable_inputs())
+          if (s.slot() == slot)
+            s.clear_names();
+    CHECK_THAT(errorText(transpile(cut.main(), cut.startup(), config(1, "sync"))),
+               Contains("(sgd) has no " + std::string(slot) + " input"));
+  }
 }
 
 TEST_CASE("a distributed lookup table is refused in GEO mode", "[transpiler][errors]") {
@@ -298,6 +310,24 @@ TEST_CASE("a distributed lookup table is refused in GEO mode", "[transpiler][err
   requireValue(SGD(0.1f).minimize(m, m.mean(emb)));
   CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "geo"))),
              Contains("embedding_0.w_0: distributed tables train in sync or async mode, not geo"));
+}
+
+TEST_CASE("a distributed table's lookup or optimizer without its inputs is refused by name",
+          "[transpiler][errors]") {
+  for (auto [type, slot] : {std::pair{"lookup_table", "W"}, std::pair{"sgd", "LearningRate"}}) {
+    ModelBuilder m;
+    std::string ids = m.data("ids", {1}, proto::I64);
+    std::string emb = m.embedding(ids, 100, 8, true, /*isDistributed=*/true);
+    requireValue(SGD(0.1f).minimize(m, m.mean(emb)));
+    int cleared = 0;
+    for (proto::Op &op : *m.main().mutable_blocks(0)->mutable_ops())
+      for (proto::Slot &s : *op.mutable_inputs())
+        if (op.type() == type && s.slot() == slot && cleared++ == 0)
+          s.clear_names();
+    REQUIRE(cleared > 0);
+    CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "sync"))),
+               Contains("(" + std::string(type) + ") has no " + slot + " input"));
+  }
 }
 
 TEST_CASE("the job digest covers the optimizer, its learning rate and the data feed",
