@@ -40,7 +40,10 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
     if (c.width < 1 || c.width > (1 << 20))
       return makeError("sparse_table {0}: width {1} is out of range", c.name, c.width);
     routing_.numShards = attrs.getInt("num_shards");
-    std::string lr = opInputs(op, "LearningRate").at(0);
+    const proto::Slot *lrSlot = findInputSlot(op, "LearningRate");
+    if (!lrSlot || lrSlot->names().empty())
+      return makeError("sparse_table {0}: no LearningRate input", c.name);
+    const std::string &lr = lrSlot->names(0);
     const Tensor *rate = scope.find(lr);
     if (!rate || rate->dtype() != proto::F32 || rate->numel() != 1)
       return makeError("sparse_table {0}: its learning rate {1} is not an initialised f32 [1]",

@@ -11,6 +11,7 @@
 #include "ops/op_registry.h"
 #include "runtime/launcher.h"
 #include "runtime/node.h"
+#include "runtime/pserver_tables.h"
 #include "runtime/sparse_table.h"
 #include "test/support/expect.h"
 #include "test/support/fixture.h"
@@ -166,6 +167,27 @@ TEST_CASE("an op that reads a distributed table or its gradient is refused by na
   REQUIRE(!r);
   CHECK_THAT(llvm::toString(r.takeError()),
              Contains("(scale) reads distributed table embedding_0.w_0"));
+}
+
+TEST_CASE("a pserver program's sparse_table without a learning rate is refused by name",
+          "[runtime][sparse][errors]") {
+  ModelBuilder m(1);
+  std::string ids = m.data("ids", {1}, proto::I64);
+  requireValue(SGD(0.1f).minimize(m, m.mean(m.embedding(ids, 100, 4, true, true))));
+  DistributeConfig c;
+  c.pservers = {"127.0.0.1:7001"};
+  TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
+  Scope scope;
+  REQUIRE_OK(Executor().run(r.pserverStartup(0), scope));
+  proto::Program pserver = r.pserver(0);
+  PserverTables whole;
+  REQUIRE_OK(whole.init(pserver, scope, 1));
+  for (proto::Op &op : *pserver.mutable_blocks(0)->mutable_ops())
+    if (op.type() == "sparse_table")
+      op.mutable_inputs(0)->clear_names();
+  PserverTables cut;
+  CHECK_THAT(errorText(cut.init(pserver, scope, 1)),
+             Contains("sparse_table embedding_0.w_0: no LearningRate input"));
 }
 
 TEST_CASE("a table row starts from (seed, table, key) alone and is stored only once pushed",
