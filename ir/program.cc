@@ -131,27 +131,25 @@ std::string programText(const proto::Program &prog) {
   return out;
 }
 
-void appendProgramBytes(const proto::Program &prog, std::string &out) {
+bool appendProgramBytes(const proto::Program &prog, std::string &out) {
   // Programs have no map fields (a test checks), so the default serialization is the
-  // deterministic one. Writing into a buffer of the final size takes a third of the time a
+  // deterministic one. It writes into a buffer of the final size: a third of the time a
   // CodedOutputStream over a growing string took (the job digest serializes a whole job).
-  size_t at = out.size();
-  out.resize(at + prog.ByteSizeLong());
-  prog.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t *>(out.data() + at));
+  return prog.AppendToString(&out);
 }
 
 llvm::Error saveProgram(const proto::Program &prog, llvm::StringRef path, llvm::StringRef origin) {
+  std::string bytes;
+  if (path.endswith(".pbtxt"))
+    bytes = "# " + origin.str() + "\n" + programText(prog);
+  else if (!appendProgramBytes(prog, bytes))
+    return makeError("{0}: cannot write program: its {1} bytes are over protobuf's 2 GiB limit",
+                     path, prog.ByteSizeLong());
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
     return makeError("{0}: cannot write program: {1}", path, ec.message());
-  if (path.endswith(".pbtxt")) {
-    os << "# " << origin << "\n" << programText(prog);
-  } else {
-    std::string bytes;
-    appendProgramBytes(prog, bytes);
-    os << bytes;
-  }
+  os << bytes;
   os.close();
   if (os.has_error())
     return makeError("{0}: write failed: {1}", path, os.error().message());

@@ -44,8 +44,9 @@ llvm::Expected<proto::Program> parseProgramText(llvm::StringRef text, llvm::Stri
 /// Writes binary (`.pb`) or text (`.pbtxt`, opened by a `# origin` line) by extension.
 llvm::Error saveProgram(const proto::Program &prog, llvm::StringRef path, llvm::StringRef origin);
 /// Appends `prog` serialized deterministically to `out`: the same program gives the same bytes
-/// (files written twice compare equal; digests over a program are stable).
-void appendProgramBytes(const proto::Program &prog, std::string &out);
+/// (files written twice compare equal; digests over a program are stable). False, with nothing
+/// appended, for a program over protobuf's 2 GiB limit.
+[[nodiscard]] bool appendProgramBytes(const proto::Program &prog, std::string &out);
 /// Protobuf text of `prog` with short repeated numbers.
 std::string programText(const proto::Program &prog);
 

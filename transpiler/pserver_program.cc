@@ -57,12 +57,15 @@ proto::Op &appendRenamed(proto::Block &block, const proto::Op &src, const Rename
   return op;
 }
 
-/// Whether initialiser `init` writes one value everywhere (fill_constant with its shape), so
-/// that a slice of what it writes is the same op with the slice's shape. The moments of Adam and
-/// most biases start so: a pserver then builds only its blocks of them, not the whole var.
-bool fillsConstant(const proto::Op &init) {
-  return init.type() == "fill_constant" &&
-         llvm::any_of(init.attrs(), [](const proto::Attr &a) { return a.name() == "shape"; });
+/// Whether initialiser `init` writes one value everywhere (fill_constant of the var's `dims`),
+/// so that a slice of what it writes is the same op with the slice's shape. The moments of Adam
+/// and most biases start so: a pserver then builds only its blocks of them, not the whole var.
+/// Any other shape keeps the whole fill and split, which refuses it as the single machine would.
+bool fillsConstant(const proto::Op &init, llvm::ArrayRef<int64_t> dims) {
+  return init.type() == "fill_constant" && llvm::any_of(init.attrs(), [&](const proto::Attr &a) {
+           return a.name() == "shape" && llvm::ArrayRef<int64_t>(a.ints().v().data(),
+                                                                 a.ints().v().size()) == dims;
+         });
 }
 
 /// Appends a copy of constant fill `init` of `var` that fills `name` with shape `dims`.
@@ -245,7 +248,7 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
       *block.add_ops() = **init;
       return llvm::Error::success();
     }
-    if (fillsConstant(**init)) { // each block here is a fill of its own: no whole var
+    if (fillsConstant(**init, p.dims)) { // each block here is a fill of its own: no whole var
       for (const VarBlock &b : p.blocks)
         if (b.endpointIndex == index) {
           std::string name = blockName(var, b.index);

@@ -53,7 +53,7 @@ TEST_CASE("program messages have no map fields, so their bytes are deterministic
   CHECK(seen.size() > 5); // the walk reached the nested messages
   CHECK(maps == std::vector<std::string>{});
   std::string bytes = "head";
-  appendProgramBytes(smallMlp().main(), bytes);
+  REQUIRE(appendProgramBytes(smallMlp().main(), bytes));
   CHECK(bytes == "head" + smallMlp().main().SerializeAsString());
 }
 
