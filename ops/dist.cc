@@ -6,18 +6,89 @@ namespace oar::ops {
 // Vars these ops write are declared by the transpiler; nothing to infer.
 static llvm::Error inferNothing(InferContext &) { return llvm::Error::success(); }
 
+// The runtime reads these ops' list attrs by position. A hand-edited program whose lists
+// disagree is refused here, before any kernel runs, instead of read past a list's end.
+
+/// An error unless list attr `attr` has `expected` entries, one for each of `what`.
+static llvm::Error checkCount(llvm::StringRef attr, size_t size, size_t expected,
+                              llvm::StringRef what) {
+  if (size == expected)
+    return llvm::Error::success();
+  return makeError("attr {0} has {1} entries for {2} {3}", attr, size, expected, what);
+}
+
+static llvm::Error inferSend(InferContext &ctx) {
+  return checkCount("epmap", ctx.attrs().getStrings("epmap").size(), ctx.inputCount("X"),
+                    "vars in X");
+}
+
+static llvm::Error inferRecv(InferContext &ctx) {
+  return checkCount("epmap", ctx.attrs().getStrings("epmap").size(), ctx.outputCount("Out"),
+                    "vars in Out");
+}
+
+static llvm::Error inferListenAndServ(InferContext &ctx) {
+  const AttrReader &a = ctx.attrs();
+  if (a.getInt("fanin") < 1)
+    return makeError("fanin {0} must be at least 1", a.getInt("fanin"));
+  size_t blocks = a.getStrings("param_blocks").size();
+  if (llvm::Error err =
+          checkCount("block_params", a.getStrings("block_params").size(), blocks, "param_blocks"))
+    return err;
+  if (llvm::Error err = checkCount("block_row_begin", a.getInts("block_row_begin").size(), blocks,
+                                   "param_blocks"))
+    return err;
+  return checkCount("optimize_blocks", a.getInts("optimize_blocks").size(), blocks, "param_blocks");
+}
+
+/// geo_sync's blocks: `sections` blocks of each Param, whose `block_rows` add up to its rows.
+static llvm::Error inferGeoSync(InferContext &ctx) {
+  const AttrReader &a = ctx.attrs();
+  if (a.getInt("k_steps") < 1 || a.getInt("trainers") < 1)
+    return makeError("k_steps {0} and trainers {1} must be at least 1", a.getInt("k_steps"),
+                     a.getInt("trainers"));
+  auto sections = a.getInts("sections"), rows = a.getInts("block_rows");
+  auto params = opInputs(ctx.op(), "Param");
+  if (llvm::Error err = checkCount("sections", sections.size(), params.size(), "vars in Param"))
+    return err;
+  size_t block = 0;
+  for (size_t p = 0; p < params.size(); ++p) {
+    const VarType &param = ctx.input("Param", p);
+    if (param.rank() == 0)
+      return makeError("param {0} has no rows to split into blocks", params[p]);
+    int64_t paramRows = param.dims[0], left = paramRows;
+    if (sections[p] < 1 || static_cast<uint64_t>(sections[p]) > rows.size() - block)
+      return makeError("sections[{0}] = {1} does not fit the {2} entries of block_rows", p,
+                       sections[p], rows.size());
+    bool fits = true; // each block's rows within what the blocks before it left
+    for (int64_t b = 0; b < sections[p]; ++b, ++block) {
+      fits = fits && rows[block] >= 0 && rows[block] <= left;
+      left -= fits ? rows[block] : 0;
+    }
+    if (!fits || left != 0)
+      return makeError("block_rows of param {0} do not add up to its {1} rows", params[p],
+                       paramRows);
+  }
+  if (llvm::Error err = checkCount("block_rows", rows.size(), block, "blocks in sections"))
+    return err;
+  if (llvm::Error err =
+          checkCount("block_names", a.getStrings("block_names").size(), block, "blocks"))
+    return err;
+  return checkCount("epmap", a.getStrings("epmap").size(), block, "blocks");
+}
+
 OAR_OP(send)
     .summary("send each X[i] to the pserver at epmap[i] (a gradient or GEO delta block)")
     .input("X", "blocks to send", kDuplicable)
     .attr<std::vector<std::string>>("epmap", {}, "endpoint of each X")
-    .inferShape(inferNothing)
+    .inferShape(inferSend)
     .noGrad("communication");
 
 OAR_OP(recv)
     .summary("Out[i] = the var of that name held by the pserver at epmap[i]")
     .output("Out", "blocks to receive", kDuplicable)
     .attr<std::vector<std::string>>("epmap", {}, "endpoint of each Out")
-    .inferShape(inferNothing)
+    .inferShape(inferRecv)
     .noGrad("communication");
 
 OAR_OP(send_barrier)
@@ -45,7 +116,7 @@ OAR_OP(listen_and_serv)
                                 "first row (element for rank 1) of each param block in its param")
     .attr<std::vector<int64_t>>("optimize_blocks", {}, "sub-block indices, one per param block")
     .attr<std::string>("plan_digest", "", "hash of the distribute plan; trainers must match")
-    .inferShape(inferNothing)
+    .inferShape(inferListenAndServ)
     .noGrad("communication");
 
 OAR_OP(geo_sync)
@@ -57,7 +128,7 @@ OAR_OP(geo_sync)
     .attr<std::vector<int64_t>>("block_rows", {}, "rows (elements for rank 1) of each block")
     .attr<std::vector<std::string>>("block_names", {}, "the pserver name of each block")
     .attr<std::vector<std::string>>("epmap", {}, "the endpoint of each block")
-    .inferShape(inferNothing)
+    .inferShape(inferGeoSync)
     .noGrad("communication");
 
 } // namespace oar::ops
@@ -67,7 +138,21 @@ namespace oar::ops {
 // A distributed table (lookup_table with is_distributed) lives on the pservers only; the
 // transpiler's distributed-table pass writes these ops in place of its lookups and update.
 
+/// The attrs a table op routes keys by: a key's pserver is a hash mod num_shards mod the number
+/// of endpoints, so neither may be 0.
+static llvm::Error checkRouting(InferContext &ctx) {
+  const AttrReader &a = ctx.attrs();
+  if (a.getInt("num_shards") < 1 || a.getInt("width") < 1 || a.getStrings("endpoints").empty())
+    return makeError("table {0}: num_shards {1}, width {2} and the number of endpoints {3} must "
+                     "be at least 1",
+                     a.getString("table"), a.getInt("num_shards"), a.getInt("width"),
+                     a.getStrings("endpoints").size());
+  return llvm::Error::success();
+}
+
 static llvm::Error inferDistributedLookup(InferContext &ctx) {
+  if (llvm::Error err = checkRouting(ctx))
+    return err;
   const VarType &ids = ctx.input("Ids");
   if (ids.dtype != proto::I64)
     return makeError("{0}; ids must be i64", ctx.describe("Ids"));
@@ -105,7 +190,7 @@ OAR_OP(distributed_push_sparse)
              "(each key once) to the pserver that owns it")
     .input("Ids", "the forward lookup's keys")
     .input("Out@GRAD", "gradient of the lookup's Out")
-    .OAR_TABLE_ROUTING_ATTRS.inferShape(inferNothing)
+    .OAR_TABLE_ROUTING_ATTRS.inferShape(checkRouting)
     .noGrad("communication");
 
 OAR_OP(sparse_table)

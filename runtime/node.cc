@@ -202,6 +202,10 @@ static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &liste
   ops::AttrReader attrs(listen, *ops::lookupOp("listen_and_serv"));
   auto blocks = attrs.getStrings("param_blocks"), params = attrs.getStrings("block_params");
   auto begins = attrs.getInts("block_row_begin");
+  if (params.size() != blocks.size() || begins.size() != blocks.size())
+    return makeError("listen_and_serv: {0} param_blocks but {1} block_params and {2} "
+                     "block_row_begin",
+                     blocks.size(), params.size(), begins.size());
   if (llvm::Error err = finishInterruptedSaves(dir))
     return err;
   std::map<std::string, Tensor> whole;
@@ -217,10 +221,12 @@ static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &liste
     if (llvm::Error err = checkFinite(src, path))
       return err;
     const proto::Var *v = findVar(prog.blocks(0), blocks[i]);
+    if (!v || v->type().dims().empty())
+      return makeError("listen_and_serv: param block {0} is not declared with rows", blocks[i]);
     llvm::ArrayRef<int64_t> dims = dimsOf(v->type());
     int64_t width = numElements(dims.drop_front()), rows = dims[0];
     bool fits = src.dtype() == v->type().dtype() && src.rank() == dims.size() && src.rank() > 0 &&
-                src.dim(0) >= begins[i] + rows &&
+                rows >= 0 && begins[i] >= 0 && begins[i] <= src.dim(0) - rows &&
                 src.numel() / std::max<int64_t>(src.dim(0), 1) == width;
     if (!fits)
       return makeError("{0}: holds {1}{2}, which has no rows [{3}, {4}) of width {5} ({6}) for "

@@ -40,6 +40,9 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
     if (c.width < 1 || c.width > (1 << 20))
       return makeError("sparse_table {0}: width {1} is out of range", c.name, c.width);
     routing_.numShards = attrs.getInt("num_shards");
+    if (routing_.numShards < 1)
+      return makeError("sparse_table {0}: num_shards {1} must be at least 1", c.name,
+                       routing_.numShards);
     const proto::Slot *lrSlot = findInputSlot(op, "LearningRate");
     if (!lrSlot || lrSlot->names().empty())
       return makeError("sparse_table {0}: no LearningRate input", c.name);

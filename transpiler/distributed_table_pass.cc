@@ -135,6 +135,9 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
       auto learningRate = firstInput(op, i, "LearningRate");
       if (!learningRate)
         return learningRate.takeError();
+      if (!findVar(block, *learningRate))
+        return makeError("op #{0} ({1}) reads {2} as its LearningRate, which is not declared", i,
+                         op.type(), *learningRate);
       t.grad = std::move(*grad);
       t.optimizer = op;
       t.learningRate = std::move(*learningRate);

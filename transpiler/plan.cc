@@ -91,11 +91,12 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
     }
     return llvm::Error::success();
   };
-  for (auto [slots, out] : {std::pair{&known->paramShaped, &info.paramShaped},
-                            std::pair{&known->perParam, &info.perParam},
-                            std::pair{&known->shared, &info.shared}})
-    if (llvm::Error err = collect(*slots, *out))
-      return err;
+  if (llvm::Error err = collect(known->paramShaped, info.paramShaped))
+    return err;
+  if (llvm::Error err = collect(known->perParam, info.perParam))
+    return err;
+  if (llvm::Error err = collect(known->shared, info.shared))
+    return err;
   return info;
 }
 
@@ -125,6 +126,10 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
     auto info = readOptimizer(op, i);
     if (!info)
       return info.takeError();
+    for (const auto &[slot, var] : info->shared) // the pservers declare them as main does
+      if (!vars.lookup(var))
+        return makeError("op #{0} ({1}) reads {2} as its {3}, which is not declared", i, op.type(),
+                         var, slot);
     auto param = firstInput(op, i, "Param");
     if (!param)
       return param.takeError();

@@ -169,7 +169,7 @@ TEST_CASE("an op that reads a distributed table or its gradient is refused by na
              Contains("(scale) reads distributed table embedding_0.w_0"));
 }
 
-TEST_CASE("a pserver program's sparse_table without a learning rate is refused by name",
+TEST_CASE("a pserver program's sparse_table without a learning rate or shards is refused",
           "[runtime][sparse][errors]") {
   ModelBuilder m(1);
   std::string ids = m.data("ids", {1}, proto::I64);
@@ -188,6 +188,13 @@ TEST_CASE("a pserver program's sparse_table without a learning rate is refused b
   PserverTables cut;
   CHECK_THAT(errorText(cut.init(pserver, scope, 1)),
              Contains("sparse_table embedding_0.w_0: no LearningRate input"));
+  pserver = r.pserver(0);
+  for (proto::Op &op : *pserver.mutable_blocks(0)->mutable_ops())
+    if (op.type() == "sparse_table")
+      setAttr(op, "num_shards", int64_t(0)); // a key's shard is a hash mod num_shards
+  PserverTables unsharded;
+  CHECK_THAT(errorText(unsharded.init(pserver, scope, 1)),
+             Contains("sparse_table embedding_0.w_0: num_shards 0 must be at least 1"));
 }
 
 TEST_CASE("a table row starts from (seed, table, key) alone and is stored only once pushed",

@@ -6,6 +6,7 @@
 
 #include "api/recipes.h"
 #include "executor/executor.h"
+#include "executor/npy.h"
 #include "runtime/communicator.h"
 #include "runtime/launcher.h"
 #include "runtime/log_limiter.h"
@@ -93,6 +94,40 @@ TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps
   REQUIRE_OK(t0.complete());
   REQUIRE_OK(t1.complete());
   CHECK(server.get() == ""); // exits by itself, successfully, once both completed
+}
+
+TEST_CASE("a pserver loading params refuses a listen_and_serv or block it cannot slice",
+          "[runtime][errors]") {
+  OnePserverJob job; // 1 pserver: its blocks are the whole params
+  std::string dir = scratchDir("load_blocks");
+  Scope whole;
+  REQUIRE_OK(Executor().run(job.r.pserverStartup(0), whole));
+  for (const ParamPlan &p : job.r.plan.params)
+    REQUIRE_OK(writeNpy(dir + "/" + p.param + ".npy", *whole.find(p.param)));
+  NodeOptions opts;
+  opts.timeouts = shortTimeouts();
+  opts.loadDir = dir;
+  auto refusal = [&](proto::Program pserver) {
+    return errorText(runPserver({std::move(pserver), job.r.pserverStartup(0)}, opts));
+  };
+  size_t blocks = job.r.plan.params.size();
+
+  proto::Program lists = job.r.pserver(0);
+  for (proto::Op &op : *lists.mutable_blocks(0)->mutable_ops())
+    for (proto::Attr &a : *op.mutable_attrs())
+      if (a.name() == "block_params")
+        a.mutable_strings()->mutable_v()->RemoveLast();
+  CHECK_THAT(refusal(lists),
+             Contains("listen_and_serv: " + std::to_string(blocks) + " param_blocks but " +
+                      std::to_string(blocks - 1) + " block_params"));
+
+  proto::Program scalar = job.r.pserver(0); // a block declared without rows
+  const std::string &first = job.r.plan.params[0].param;
+  for (proto::Var &v : *scalar.mutable_blocks(0)->mutable_vars())
+    if (v.name() == first)
+      v.mutable_type()->clear_dims();
+  CHECK_THAT(refusal(scalar),
+             Contains("listen_and_serv: param block " + first + " is not declared with rows"));
 }
 
 TEST_CASE("a trainer of another job is refused with both sides named", "[runtime]") {

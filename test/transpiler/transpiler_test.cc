@@ -1,5 +1,6 @@
 // The DistributeTranspiler: op sequences, the block partition, startup slices, bad configs.
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -27,6 +28,25 @@ ModelBuilder mnistMlp() {
   s.model = "mlp", s.in = 784, s.hidden = {128, 64}, s.out = 10;
   s.loss = "softmax_with_cross_entropy", s.optimizer = "adam";
   return requireValue(buildRecipe(s));
+}
+
+/// An embedding of 100 x 8 whose table is distributed, trained by SGD.
+ModelBuilder tableModel() {
+  ModelBuilder m;
+  std::string ids = m.data("ids", {1}, proto::I64);
+  requireValue(SGD(0.1f).minimize(m, m.mean(m.embedding(ids, 100, 8, true, true))));
+  return m;
+}
+
+/// Runs `edit` on input slot `slot` of the first op of `type` in main's block 0, as a hand
+/// edit of a program file would.
+void editInput(ModelBuilder &m, llvm::StringRef type, llvm::StringRef slot,
+               const std::function<void(proto::Slot &)> &edit) {
+  for (proto::Op &op : *m.main().mutable_blocks(0)->mutable_ops())
+    for (proto::Slot &s : *op.mutable_inputs())
+      if (op.type() == type && s.slot() == slot)
+        return edit(s);
+  FAIL("no " << type.str() << " op with input " << slot.str());
 }
 
 DistributeConfig config(int pservers, const std::string &mode, int trainers = 2) {
@@ -290,17 +310,17 @@ TEST_CASE("bad configurations get one-line errors naming them", "[transpiler][er
   CHECK_THAT(errorText(transpile(odd.main(), odd.startup(), config(1, "sync"))),
              Contains("(rmsprop) updates a parameter but the transpiler does not know"));
 
-  // An update op without the input the plan reads (a hand-edited program).
+  // An update op without the input the plan reads, or reading an undeclared one.
   for (const char *slot : {"Param", "LearningRate"}) {
     ModelBuilder cut = fitALine();
-    for (proto::Op &op : *cut.main().mutable_blocks(0)->mutable_ops())
-      if (op.type() == "sgd")
-        for (proto::Slot &s : *op.mutable_inputs())
-          if (s.slot() == slot)
-            s.clear_names();
+    editInput(cut, "sgd", slot, [](proto::Slot &s) { s.clear_names(); });
     CHECK_THAT(errorText(transpile(cut.main(), cut.startup(), config(1, "sync"))),
                Contains("(sgd) has no " + std::string(slot) + " input"));
   }
+  ModelBuilder undeclared = fitALine();
+  editInput(undeclared, "sgd", "LearningRate", [](proto::Slot &s) { s.set_names(0, "nowhere"); });
+  CHECK_THAT(errorText(transpile(undeclared.main(), undeclared.startup(), config(1, "sync"))),
+             Contains("(sgd) reads nowhere as its LearningRate, which is not declared"));
 }
 
 TEST_CASE("a distributed lookup table is refused in GEO mode", "[transpiler][errors]") {
@@ -315,19 +335,15 @@ TEST_CASE("a distributed lookup table is refused in GEO mode", "[transpiler][err
 TEST_CASE("a distributed table's lookup or optimizer without its inputs is refused by name",
           "[transpiler][errors]") {
   for (auto [type, slot] : {std::pair{"lookup_table", "W"}, std::pair{"sgd", "LearningRate"}}) {
-    ModelBuilder m;
-    std::string ids = m.data("ids", {1}, proto::I64);
-    std::string emb = m.embedding(ids, 100, 8, true, /*isDistributed=*/true);
-    requireValue(SGD(0.1f).minimize(m, m.mean(emb)));
-    int cleared = 0;
-    for (proto::Op &op : *m.main().mutable_blocks(0)->mutable_ops())
-      for (proto::Slot &s : *op.mutable_inputs())
-        if (op.type() == type && s.slot() == slot && cleared++ == 0)
-          s.clear_names();
-    REQUIRE(cleared > 0);
+    ModelBuilder m = tableModel();
+    editInput(m, type, slot, [](proto::Slot &s) { s.clear_names(); });
     CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "sync"))),
                Contains("(" + std::string(type) + ") has no " + slot + " input"));
   }
+  ModelBuilder m = tableModel();
+  editInput(m, "sgd", "LearningRate", [](proto::Slot &s) { s.set_names(0, "nowhere"); });
+  CHECK_THAT(errorText(transpile(m.main(), m.startup(), config(1, "sync"))),
+             Contains("(sgd) reads nowhere as its LearningRate, which is not declared"));
 }
 
 TEST_CASE("the job digest covers the optimizer, its learning rate and the data feed",
@@ -350,4 +366,67 @@ TEST_CASE("the job digest covers the optimizer, its learning rate and the data f
   CHECK(digestOf(lr) != same);
   CHECK(digestOf(optimizer) != same);
   CHECK(digestOf(batch) != same);
+}
+
+TEST_CASE("a distributed op whose list attrs disagree is refused before any kernel runs",
+          "[transpiler][errors]") {
+  // Runs `edit` on the first op of `type` in `prog` and returns what the verifier says.
+  auto refusal = [](proto::Program prog, llvm::StringRef type, auto edit) {
+    proto::Op *found = nullptr;
+    for (proto::Block &b : *prog.mutable_blocks())
+      for (proto::Op &op : *b.mutable_ops())
+        if (!found && op.type() == type)
+          found = &op;
+    REQUIRE(found);
+    REQUIRE_OK(verifyProgram(prog, "before.pb"));
+    edit(*found);
+    return errorText(verifyProgram(prog, "edited.pb"));
+  };
+  auto attr = [](proto::Op &op, llvm::StringRef name) -> proto::Attr & {
+    for (proto::Attr &a : *op.mutable_attrs())
+      if (a.name() == name)
+        return a;
+    FAIL("no attr " << name.str());
+    std::abort();
+  };
+  auto strings = [&](proto::Op &op, llvm::StringRef name) {
+    return attr(op, name).mutable_strings()->mutable_v();
+  };
+  auto ints = [&](proto::Op &op, llvm::StringRef name) {
+    return attr(op, name).mutable_ints()->mutable_v();
+  };
+  ModelBuilder m = mnistMlp();
+  TranspileResult sync = requireValue(transpile(m.main(), m.startup(), config(2, "sync")));
+  CHECK_THAT(refusal(sync.trainer(), "send", [&](proto::Op &op) { strings(op, "epmap")->Clear(); }),
+             Contains("edited.pb: block 0, op #") && Contains("(send): attr epmap has 0 entries"));
+  CHECK_THAT(refusal(sync.trainer(), "recv", [&](proto::Op &op) { strings(op, "epmap")->Add(); }),
+             Contains("(recv): attr epmap has 2 entries for 1 vars in Out"));
+  CHECK_THAT(refusal(sync.pserver(0), "listen_and_serv",
+                     [&](proto::Op &op) { strings(op, "block_params")->RemoveLast(); }),
+             Contains("(listen_and_serv): attr block_params has"));
+  CHECK_THAT(refusal(sync.pserver(0), "listen_and_serv",
+                     [&](proto::Op &op) { setAttr(op, "fanin", int64_t(0)); }),
+             Contains("fanin 0 must be at least 1"));
+
+  TranspileResult geo = requireValue(transpile(m.main(), m.startup(), config(2, "geo")));
+  using Edit = std::function<void(proto::Op &)>;
+  std::pair<Edit, const char *> geoEdits[] = {
+      {[&](proto::Op &op) { ints(op, "block_rows")->Set(0, 7); },
+       "block_rows of param fc_0.b_0 do not add up to its 128 rows"},
+      {[&](proto::Op &op) { ints(op, "sections")->RemoveLast(); }, "(geo_sync): attr sections has"},
+      {[&](proto::Op &op) { ints(op, "sections")->Set(0, 99); }, "sections[0] = 99 does not fit"},
+      {[&](proto::Op &op) { strings(op, "epmap")->RemoveLast(); }, "(geo_sync): attr epmap has"},
+      {[&](proto::Op &op) { setAttr(op, "k_steps", int64_t(0)); },
+       "k_steps 0 and trainers 2 must be at least 1"},
+  };
+  for (const auto &[edit, expected] : geoEdits)
+    CHECK_THAT(refusal(geo.trainer(), "geo_sync", edit), Contains(expected));
+
+  ModelBuilder t = tableModel();
+  TranspileResult table = requireValue(transpile(t.main(), t.startup(), config(1, "sync")));
+  for (const char *type : {"distributed_lookup_table", "distributed_push_sparse"})
+    CHECK_THAT(refusal(table.trainer(), type,
+                       [&](proto::Op &op) { setAttr(op, "num_shards", int64_t(0)); }),
+               Contains("table embedding_0.w_0: num_shards 0, width 8 and the number of "
+                        "endpoints 1 must be at least 1"));
 }
