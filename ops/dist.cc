@@ -1,5 +1,6 @@
 // Ops the DistributeTranspiler inserts. Their kernels talk to pservers through the runtime.
 #include "ops/common.h"
+#include "ops/table_limits.h"
 
 namespace oar::ops {
 
@@ -9,72 +10,68 @@ static llvm::Error inferNothing(InferContext &) { return llvm::Error::success();
 // The runtime reads these ops' list attrs by position. A hand-edited program whose lists
 // disagree is refused here, before any kernel runs, instead of read past a list's end.
 
+/// Entries of list attr `name` as the schema reads it, without copying them: these checks run
+/// before the op on every step.
+static size_t listSize(const InferContext &ctx, llvm::StringRef name) {
+  const proto::Attr &a = ctx.attrs().get(name);
+  return a.has_ints() ? a.ints().v_size() : a.strings().v_size();
+}
+
 /// An error unless list attr `attr` has `expected` entries, one for each of `what`.
-static llvm::Error checkCount(llvm::StringRef attr, size_t size, size_t expected,
+static llvm::Error checkCount(const InferContext &ctx, llvm::StringRef attr, size_t expected,
                               llvm::StringRef what) {
-  if (size == expected)
+  if (listSize(ctx, attr) == expected)
     return llvm::Error::success();
-  return makeError("attr {0} has {1} entries for {2} {3}", attr, size, expected, what);
+  return makeError("attr {0} has {1} entries for {2} {3}", attr, listSize(ctx, attr), expected,
+                   what);
+}
+
+/// An error unless int attr `name` is at least 1.
+static llvm::Error checkPositive(const InferContext &ctx, llvm::StringRef name) {
+  int64_t v = ctx.attrs().getInt(name);
+  return v >= 1 ? llvm::Error::success()
+                : makeError("attr {0} is {1}; it must be at least 1", name, v);
 }
 
 static llvm::Error inferSend(InferContext &ctx) {
-  return checkCount("epmap", ctx.attrs().getStrings("epmap").size(), ctx.inputCount("X"),
-                    "vars in X");
+  return checkCount(ctx, "epmap", ctx.inputCount("X"), "vars in X");
 }
 
 static llvm::Error inferRecv(InferContext &ctx) {
-  return checkCount("epmap", ctx.attrs().getStrings("epmap").size(), ctx.outputCount("Out"),
-                    "vars in Out");
+  return checkCount(ctx, "epmap", ctx.outputCount("Out"), "vars in Out");
 }
 
 static llvm::Error inferListenAndServ(InferContext &ctx) {
-  const AttrReader &a = ctx.attrs();
-  if (a.getInt("fanin") < 1)
-    return makeError("fanin {0} must be at least 1", a.getInt("fanin"));
-  size_t blocks = a.getStrings("param_blocks").size();
-  if (llvm::Error err =
-          checkCount("block_params", a.getStrings("block_params").size(), blocks, "param_blocks"))
+  if (llvm::Error err = checkPositive(ctx, "fanin"))
     return err;
-  if (llvm::Error err = checkCount("block_row_begin", a.getInts("block_row_begin").size(), blocks,
-                                   "param_blocks"))
-    return err;
-  return checkCount("optimize_blocks", a.getInts("optimize_blocks").size(), blocks, "param_blocks");
+  size_t blocks = listSize(ctx, "param_blocks");
+  for (const char *list : {"block_params", "block_row_begin", "optimize_blocks"})
+    if (llvm::Error err = checkCount(ctx, list, blocks, "param_blocks"))
+      return err;
+  return llvm::Error::success();
 }
 
-/// geo_sync's blocks: `sections` blocks of each Param, whose `block_rows` add up to its rows.
+/// geo_sync's lists: `sections[p]` blocks of Param p, and a row count, name and endpoint for
+/// each block. Whether a param's block rows add up to its rows the kernel checks: it has the
+/// param at hand, and looking each param up here would cost every step.
 static llvm::Error inferGeoSync(InferContext &ctx) {
-  const AttrReader &a = ctx.attrs();
-  if (a.getInt("k_steps") < 1 || a.getInt("trainers") < 1)
-    return makeError("k_steps {0} and trainers {1} must be at least 1", a.getInt("k_steps"),
-                     a.getInt("trainers"));
-  auto sections = a.getInts("sections"), rows = a.getInts("block_rows");
-  auto params = opInputs(ctx.op(), "Param");
-  if (llvm::Error err = checkCount("sections", sections.size(), params.size(), "vars in Param"))
+  for (const char *positive : {"k_steps", "trainers"})
+    if (llvm::Error err = checkPositive(ctx, positive))
+      return err;
+  if (llvm::Error err = checkCount(ctx, "sections", ctx.inputCount("Param"), "vars in Param"))
     return err;
-  size_t block = 0;
-  for (size_t p = 0; p < params.size(); ++p) {
-    const VarType &param = ctx.input("Param", p);
-    if (param.rank() == 0)
-      return makeError("param {0} has no rows to split into blocks", params[p]);
-    int64_t paramRows = param.dims[0], left = paramRows;
-    if (sections[p] < 1 || static_cast<uint64_t>(sections[p]) > rows.size() - block)
-      return makeError("sections[{0}] = {1} does not fit the {2} entries of block_rows", p,
-                       sections[p], rows.size());
-    bool fits = true; // each block's rows within what the blocks before it left
-    for (int64_t b = 0; b < sections[p]; ++b, ++block) {
-      fits = fits && rows[block] >= 0 && rows[block] <= left;
-      left -= fits ? rows[block] : 0;
-    }
-    if (!fits || left != 0)
-      return makeError("block_rows of param {0} do not add up to its {1} rows", params[p],
-                       paramRows);
+  size_t blocks = 0, rows = listSize(ctx, "block_rows");
+  for (int64_t n : ctx.attrs().get("sections").ints().v()) {
+    if (n < 1 || static_cast<uint64_t>(n) > rows - blocks)
+      return makeError("attr sections holds {0}: each param needs at least 1 block, and the "
+                       "params together at most the {1} entries of block_rows",
+                       n, rows);
+    blocks += static_cast<size_t>(n);
   }
-  if (llvm::Error err = checkCount("block_rows", rows.size(), block, "blocks in sections"))
-    return err;
-  if (llvm::Error err =
-          checkCount("block_names", a.getStrings("block_names").size(), block, "blocks"))
-    return err;
-  return checkCount("epmap", a.getStrings("epmap").size(), block, "blocks");
+  for (const char *list : {"block_rows", "block_names", "epmap"})
+    if (llvm::Error err = checkCount(ctx, list, blocks, "blocks in sections"))
+      return err;
+  return llvm::Error::success();
 }
 
 OAR_OP(send)
@@ -141,12 +138,14 @@ namespace oar::ops {
 /// The attrs a table op routes keys by: a key's pserver is a hash mod num_shards mod the number
 /// of endpoints, so neither may be 0.
 static llvm::Error checkRouting(InferContext &ctx) {
-  const AttrReader &a = ctx.attrs();
-  if (a.getInt("num_shards") < 1 || a.getInt("width") < 1 || a.getStrings("endpoints").empty())
-    return makeError("table {0}: num_shards {1}, width {2} and the number of endpoints {3} must "
-                     "be at least 1",
-                     a.getString("table"), a.getInt("num_shards"), a.getInt("width"),
-                     a.getStrings("endpoints").size());
+  for (const char *positive : {"num_shards", "width"})
+    if (llvm::Error err = checkPositive(ctx, positive))
+      return addContext(std::move(err), "table " + ctx.attrs().getString("table"));
+  if (ctx.attrs().getInt("width") > kMaxTableWidth)
+    return makeError("table {0}: width {1} is over the limit of {2}",
+                     ctx.attrs().getString("table"), ctx.attrs().getInt("width"), kMaxTableWidth);
+  if (listSize(ctx, "endpoints") == 0)
+    return makeError("table {0}: no endpoints", ctx.attrs().getString("table"));
   return llvm::Error::success();
 }
 

@@ -82,25 +82,36 @@ InferContext::InferContext(const proto::Op &op, const OpSchema &schema,
                            std::function<const VarType *(llvm::StringRef)> lookup)
     : op_(op), attrs_(op, schema), lookup_(std::move(lookup)) {}
 
+/// The names of a slot (none when it is absent), without copying them: shape inference runs
+/// before every op of every step.
+static const google::protobuf::RepeatedPtrField<std::string> &namesOf(const proto::Slot *slot) {
+  static const google::protobuf::RepeatedPtrField<std::string> kNone;
+  return slot ? slot->names() : kNone;
+}
+
 bool InferContext::hasInput(llvm::StringRef slot) const {
-  auto names = opInputs(op_, slot);
+  const auto &names = namesOf(findInputSlot(op_, slot));
   return !names.empty() && names[0] != kEmptyVarName;
 }
-size_t InferContext::inputCount(llvm::StringRef slot) const { return opInputs(op_, slot).size(); }
+size_t InferContext::inputCount(llvm::StringRef slot) const {
+  return namesOf(findInputSlot(op_, slot)).size();
+}
 
 const VarType &InferContext::input(llvm::StringRef slot, size_t i) const {
-  auto names = opInputs(op_, slot);
-  assert(i < names.size() && "input slot index out of range");
-  const VarType *t = lookup_(names[i]);
+  const auto &names = namesOf(findInputSlot(op_, slot));
+  assert(i < static_cast<size_t>(names.size()) && "input slot index out of range");
+  const VarType *t = lookup_(names[static_cast<int>(i)]);
   assert(t && "input type must be resolved before shape inference");
   return *t;
 }
 
 bool InferContext::hasOutput(llvm::StringRef slot, size_t i) const {
-  auto names = opOutputs(op_, slot);
-  return i < names.size() && names[i] != kEmptyVarName;
+  const auto &names = namesOf(findOutputSlot(op_, slot));
+  return i < static_cast<size_t>(names.size()) && names[static_cast<int>(i)] != kEmptyVarName;
 }
-size_t InferContext::outputCount(llvm::StringRef slot) const { return opOutputs(op_, slot).size(); }
+size_t InferContext::outputCount(llvm::StringRef slot) const {
+  return namesOf(findOutputSlot(op_, slot)).size();
+}
 
 void InferContext::setOutput(llvm::StringRef slot, VarType type, size_t i) {
   auto names = opOutputs(op_, slot);

@@ -92,6 +92,20 @@ llvm::Error listenAndServKernel(KernelContext &ctx) {
   return err;
 }
 
+/// Whether `rows` (one param's blocks, in order) cut `t` into whole blocks: none negative, and
+/// adding up to its first dim.
+bool coversRows(const Tensor &t, llvm::ArrayRef<int64_t> rows) {
+  if (t.rank() == 0)
+    return false;
+  int64_t left = t.dim(0);
+  for (int64_t r : rows) {
+    if (r < 0 || r > left)
+      return false;
+    left -= r;
+  }
+  return left == 0;
+}
+
 /// Rows (elements for rank 1) of `t` as a [rows, rest] view: the offset and size of a block.
 int64_t rowWidth(const Tensor &t) {
   return t.rank() ? t.numel() / std::max<int64_t>(t.dim(0), 1) : 1;
@@ -123,6 +137,10 @@ llvm::Error geoSyncKernel(KernelContext &ctx) {
     if (!synced || synced->numel() != local.numel() || local.dtype() != proto::F32)
       return makeError("geo_sync: {0} has no f32 synced copy {1}", params[p],
                        syncedName(params[p]));
+    // geo_sync's shape inference checked the lists' lengths; the rows need the param.
+    if (!coversRows(local, llvm::ArrayRef<int64_t>(rows).slice(block, sections[p])))
+      return makeError("geo_sync: block_rows of param {0} do not add up to its rows ({1})",
+                       params[p], dimsString(local.dims()));
     int64_t width = rowWidth(local), offset = 0;
     std::vector<Tensor> deltas;
     std::vector<std::pair<std::string, const Tensor *>> sends;

@@ -221,18 +221,20 @@ static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &liste
     if (llvm::Error err = checkFinite(src, path))
       return err;
     const proto::Var *v = findVar(prog.blocks(0), blocks[i]);
-    if (!v || v->type().dims().empty())
-      return makeError("listen_and_serv: param block {0} is not declared with rows", blocks[i]);
+    if (!v)
+      return makeError("listen_and_serv: param block {0} is not declared", blocks[i]);
+    if (v->type().dims().empty())
+      return makeError("listen_and_serv: param block {0} is declared without rows", blocks[i]);
     llvm::ArrayRef<int64_t> dims = dimsOf(v->type());
     int64_t width = numElements(dims.drop_front()), rows = dims[0];
     bool fits = src.dtype() == v->type().dtype() && src.rank() == dims.size() && src.rank() > 0 &&
                 rows >= 0 && begins[i] >= 0 && begins[i] <= src.dim(0) - rows &&
                 src.numel() / std::max<int64_t>(src.dim(0), 1) == width;
     if (!fits)
-      return makeError("{0}: holds {1}{2}, which has no rows [{3}, {4}) of width {5} ({6}) for "
-                       "block {7}",
-                       path, dtypeName(src.dtype()), dimsString(src.dims()), begins[i],
-                       begins[i] + rows, width, dtypeName(v->type().dtype()), blocks[i]);
+      return makeError("{0}: holds {1}{2}, which has no {3} rows from row {4} of width {5} ({6}) "
+                       "for block {7}",
+                       path, dtypeName(src.dtype()), dimsString(src.dims()), rows, begins[i], width,
+                       dtypeName(v->type().dtype()), blocks[i]);
     Tensor block(src.dtype(), dims);
     size_t rowBytes = width * dtypeSize(src.dtype());
     std::memcpy(block.raw(), static_cast<const char *>(src.raw()) + begins[i] * rowBytes,

@@ -2,6 +2,7 @@
 #include "runtime/pserver_tables.h"
 
 #include "ir/error.h"
+#include "ops/table_limits.h"
 #include "ops/op_registry.h"
 #include "runtime/table_checkpoint.h"
 #include "llvm/ADT/DenseMap.h"
@@ -37,7 +38,7 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
                        c.name, c.admitAfter, c.admitProbability, c.evictAfter);
     if (llvm::Error err = checkSparseOptimizer(c.optimizer))
       return makeError("sparse_table {0}: {1}", c.name, llvm::toString(std::move(err)));
-    if (c.width < 1 || c.width > (1 << 20))
+    if (c.width < 1 || c.width > ops::kMaxTableWidth)
       return makeError("sparse_table {0}: width {1} is out of range", c.name, c.width);
     routing_.numShards = attrs.getInt("num_shards");
     if (routing_.numShards < 1)

@@ -127,7 +127,43 @@ TEST_CASE("a pserver loading params refuses a listen_and_serv or block it cannot
     if (v.name() == first)
       v.mutable_type()->clear_dims();
   CHECK_THAT(refusal(scalar),
-             Contains("listen_and_serv: param block " + first + " is not declared with rows"));
+             Contains("listen_and_serv: param block " + first + " is declared without rows"));
+
+  proto::Program undeclared = job.r.pserver(0); // its var renamed away
+  for (proto::Var &v : *undeclared.mutable_blocks(0)->mutable_vars())
+    if (v.name() == first)
+      v.set_name("elsewhere");
+  CHECK_THAT(refusal(undeclared),
+             Contains("listen_and_serv: param block " + first + " is not declared"));
+}
+
+TEST_CASE("geo_sync refuses block rows that do not cut its param, naming the param",
+          "[runtime][errors]") {
+  std::string dir = scratchDir("geo_rows");
+  std::vector<float> x(20 * 13, 0.5f), y(20, 1.0f);
+  REQUIRE_OK(writeNpy(dir + "/x.npy", Tensor::fromVector<float>({20, 13}, x)));
+  REQUIRE_OK(writeNpy(dir + "/y.npy", Tensor::fromVector<float>({20, 1}, y)));
+  RecipeSpec spec; // fit_a_line: fc_0.w_0 [13, 1] and fc_0.b_0 [1]
+  spec.format = "npy", spec.data = {dir + "/x.npy", dir + "/y.npy"}, spec.batchSize = 10;
+  ModelBuilder m = requireValue(buildRecipe(spec));
+  DistributeConfig c;
+  c.mode = "geo", c.trainers = 1;
+  c.pservers = {"127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0])};
+  TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
+  proto::Program trainer = r.trainer(); // fc_0.b_0 (params sort by name) gets 12 rows of 1
+  for (proto::Op &op : *trainer.mutable_blocks(0)->mutable_ops())
+    if (op.type() == "geo_sync")
+      for (proto::Attr &a : *op.mutable_attrs())
+        if (a.name() == "block_rows")
+          a.mutable_ints()->set_v(0, 12);
+  NodeOptions opts;
+  opts.timeouts = shortTimeouts();
+  opts.timeouts.idle = std::chrono::milliseconds(3000);
+  auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, opts);
+  std::optional<EvalResult> eval;
+  CHECK_THAT(errorText(runTrainer({trainer, r.trainerStartup()}, opts, eval)),
+             Contains("geo_sync: block_rows of param fc_0.b_0 do not add up to its rows ([1])"));
+  server.get(); // ends: its one trainer is gone
 }
 
 TEST_CASE("a trainer of another job is refused with both sides named", "[runtime]") {
