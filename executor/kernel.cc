@@ -52,12 +52,6 @@ bool hasKernel(llvm::StringRef op, Device device, DType dtype) {
 }
 
 /// The i-th name of a slot, or nullptr when the slot or entry is absent or unwanted.
-static const std::string *slotName(const proto::Slot *slot, size_t i) {
-  if (!slot || i >= static_cast<size_t>(slot->names_size()) || slot->names(i) == kEmptyVarName)
-    return nullptr;
-  return &slot->names(i);
-}
-
 size_t KernelContext::inputCount(llvm::StringRef slot) const {
   const proto::Slot *s = findInputSlot(op_, slot);
   return s ? s->names_size() : 0;

@@ -7,6 +7,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "ir/error.h"
+#include "ir/names.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -219,6 +220,12 @@ const proto::Slot *findInputSlot(const proto::Op &op, llvm::StringRef slot) {
 }
 const proto::Slot *findOutputSlot(const proto::Op &op, llvm::StringRef slot) {
   return findSlot(op.outputs(), slot);
+}
+
+const std::string *slotName(const proto::Slot *slot, size_t i) {
+  if (!slot || i >= static_cast<size_t>(slot->names_size()) || slot->names(i) == kEmptyVarName)
+    return nullptr;
+  return &slot->names(i);
 }
 
 static std::vector<std::string> slotNames(const proto::Slot *s) {

@@ -81,6 +81,9 @@ proto::Op makeOp(llvm::StringRef type, const SlotMap &inputs, const SlotMap &out
 /// An op's input/output slot by name; nullptr when absent. No copy: for hot paths.
 const proto::Slot *findInputSlot(const proto::Op &op, llvm::StringRef slot);
 const proto::Slot *findOutputSlot(const proto::Op &op, llvm::StringRef slot);
+/// Name `i` of `slot`; nullptr when the slot is absent, has no name `i`, or holds the empty-var
+/// name there. No copy.
+const std::string *slotName(const proto::Slot *slot, size_t i = 0);
 /// The names in an op's input/output slot (empty when the slot is absent).
 std::vector<std::string> opInputs(const proto::Op &op, llvm::StringRef slot);
 std::vector<std::string> opOutputs(const proto::Op &op, llvm::StringRef slot);

@@ -90,8 +90,7 @@ static const google::protobuf::RepeatedPtrField<std::string> &namesOf(const prot
 }
 
 bool InferContext::hasInput(llvm::StringRef slot) const {
-  const auto &names = namesOf(findInputSlot(op_, slot));
-  return !names.empty() && names[0] != kEmptyVarName;
+  return slotName(findInputSlot(op_, slot)) != nullptr;
 }
 size_t InferContext::inputCount(llvm::StringRef slot) const {
   return namesOf(findInputSlot(op_, slot)).size();
@@ -106,18 +105,17 @@ const VarType &InferContext::input(llvm::StringRef slot, size_t i) const {
 }
 
 bool InferContext::hasOutput(llvm::StringRef slot, size_t i) const {
-  const auto &names = namesOf(findOutputSlot(op_, slot));
-  return i < static_cast<size_t>(names.size()) && names[static_cast<int>(i)] != kEmptyVarName;
+  return slotName(findOutputSlot(op_, slot), i) != nullptr;
 }
 size_t InferContext::outputCount(llvm::StringRef slot) const {
   return namesOf(findOutputSlot(op_, slot)).size();
 }
 
 void InferContext::setOutput(llvm::StringRef slot, VarType type, size_t i) {
-  auto names = opOutputs(op_, slot);
-  if (i >= names.size() || names[i] == kEmptyVarName)
+  const std::string *name = slotName(findOutputSlot(op_, slot), i);
+  if (!name)
     return; // nobody wants this output
-  results_.emplace_back(names[i], std::move(type));
+  results_.emplace_back(*name, std::move(type));
 }
 
 std::string InferContext::describe(llvm::StringRef slot, size_t i) const {

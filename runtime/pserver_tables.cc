@@ -2,8 +2,8 @@
 #include "runtime/pserver_tables.h"
 
 #include "ir/error.h"
-#include "ops/table_limits.h"
 #include "ops/op_registry.h"
+#include "ops/table_limits.h"
 #include "runtime/table_checkpoint.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -44,14 +44,13 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
     if (routing_.numShards < 1)
       return makeError("sparse_table {0}: num_shards {1} must be at least 1", c.name,
                        routing_.numShards);
-    const proto::Slot *lrSlot = findInputSlot(op, "LearningRate");
-    if (!lrSlot || lrSlot->names().empty())
+    const std::string *lr = slotName(findInputSlot(op, "LearningRate"));
+    if (!lr)
       return makeError("sparse_table {0}: no LearningRate input", c.name);
-    const std::string &lr = lrSlot->names(0);
-    const Tensor *rate = scope.find(lr);
+    const Tensor *rate = scope.find(*lr);
     if (!rate || rate->dtype() != proto::F32 || rate->numel() != 1)
       return makeError("sparse_table {0}: its learning rate {1} is not an initialised f32 [1]",
-                       c.name, lr);
+                       c.name, *lr);
     index_[c.name] = held_.size();
     Held h;
     h.table = std::make_unique<SparseTable>(std::move(c));

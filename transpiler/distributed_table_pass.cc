@@ -55,10 +55,10 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
     const proto::Op &op = block.ops(i);
     if (!isDistributedLookup(op))
       continue;
-    auto table = firstInput(op, i, "W");
+    auto table = firstInputs(op, i, {"W"});
     if (!table)
       return table.takeError();
-    std::string w = std::move(*table);
+    std::string w = std::move((*table)[0]);
     if (tables.count(w))
       continue;
     const proto::Var *v = findVar(block, w);
@@ -129,18 +129,16 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
       TablePlan &t = tables[gradOf];
       if (llvm::Error err = runtime::checkSparseOptimizer(op.type()))
         return makeError("{0}: {1}", t.table, llvm::toString(std::move(err)));
-      auto grad = firstInput(op, i, "Grad");
-      if (!grad)
-        return grad.takeError();
-      auto learningRate = firstInput(op, i, "LearningRate");
-      if (!learningRate)
-        return learningRate.takeError();
-      if (!findVar(block, *learningRate))
+      auto gradAndRate = firstInputs(op, i, {"Grad", "LearningRate"});
+      if (!gradAndRate)
+        return gradAndRate.takeError();
+      std::string &grad = (*gradAndRate)[0], &learningRate = (*gradAndRate)[1];
+      if (!findVar(block, learningRate))
         return makeError("op #{0} ({1}) reads {2} as its LearningRate, which is not declared", i,
-                         op.type(), *learningRate);
-      t.grad = std::move(*grad);
+                         op.type(), learningRate);
+      t.grad = std::move(grad);
       t.optimizer = op;
-      t.learningRate = std::move(*learningRate);
+      t.learningRate = std::move(learningRate);
       continue;
     }
     if (!gradOf.empty())

@@ -17,11 +17,16 @@ uint64_t fnv1a64(llvm::StringRef s, uint64_t h) {
   return h;
 }
 
-llvm::Expected<std::string> firstInput(const proto::Op &op, size_t index, llvm::StringRef slot) {
-  const proto::Slot *s = findInputSlot(op, slot);
-  if (!s || s->names().empty())
-    return makeError("op #{0} ({1}) has no {2} input", index, op.type(), slot);
-  return s->names(0);
+llvm::Expected<std::vector<std::string>> firstInputs(const proto::Op &op, size_t index,
+                                                     llvm::ArrayRef<const char *> slots) {
+  std::vector<std::string> names;
+  for (const char *slot : slots) {
+    const std::string *name = slotName(findInputSlot(op, slot));
+    if (!name)
+      return makeError("op #{0} ({1}) has no {2} input", index, op.type(), slot);
+    names.push_back(*name);
+  }
+  return names;
 }
 
 int64_t ParamPlan::rowWidth() const {
@@ -83,12 +88,11 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
   info.type = op.type();
   auto collect = [&](const std::vector<const char *> &slots,
                      std::vector<std::pair<std::string, std::string>> &out) -> llvm::Error {
-    for (const char *slot : slots) {
-      auto name = firstInput(op, index, slot);
-      if (!name)
-        return name.takeError();
-      out.emplace_back(slot, std::move(*name));
-    }
+    auto names = firstInputs(op, index, slots);
+    if (!names)
+      return names.takeError();
+    for (size_t k = 0; k < slots.size(); ++k)
+      out.emplace_back(slots[k], std::move((*names)[k]));
     return llvm::Error::success();
   };
   if (llvm::Error err = collect(known->paramShaped, info.paramShaped))
@@ -130,15 +134,12 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
       if (!vars.lookup(var))
         return makeError("op #{0} ({1}) reads {2} as its {3}, which is not declared", i, op.type(),
                          var, slot);
-    auto param = firstInput(op, i, "Param");
-    if (!param)
-      return param.takeError();
-    auto grad = firstInput(op, i, "Grad");
-    if (!grad)
-      return grad.takeError();
+    auto paramAndGrad = firstInputs(op, i, {"Param", "Grad"});
+    if (!paramAndGrad)
+      return paramAndGrad.takeError();
     ParamPlan p;
-    p.param = std::move(*param);
-    p.grad = std::move(*grad);
+    p.param = std::move((*paramAndGrad)[0]);
+    p.grad = std::move((*paramAndGrad)[1]);
     const proto::Var *v = vars.lookup(p.param);
     if (!v)
       return makeError("op #{0} ({1}) updates {2}, which is not declared", i, op.type(), p.param);

@@ -70,9 +70,10 @@ struct DistributePlan {
   std::string text() const;
 };
 
-/// The first name in input `slot` of op #`index` of the main block, or an error naming the op
-/// (a hand-edited program may have emptied the slot).
-llvm::Expected<std::string> firstInput(const proto::Op &op, size_t index, llvm::StringRef slot);
+/// The first name in each input slot of `slots` of op #`index` of the main block, in order, or
+/// an error naming the op and the first empty slot (a hand-edited program may have emptied it).
+llvm::Expected<std::vector<std::string>> firstInputs(const proto::Op &op, size_t index,
+                                                     llvm::ArrayRef<const char *> slots);
 
 /// The FNV-1a 64-bit hash (stable across processes and machines); `h` carries a hash of the
 /// bytes before `s` on, so fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b).

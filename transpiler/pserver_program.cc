@@ -62,10 +62,9 @@ proto::Op &appendRenamed(proto::Block &block, const proto::Op &src, const Rename
 /// and most biases start so: a pserver then builds only its blocks of them, not the whole var.
 /// Any other shape keeps the whole fill and split, which refuses it as the single machine would.
 bool fillsConstant(const proto::Op &init, llvm::ArrayRef<int64_t> dims) {
-  return init.type() == "fill_constant" && llvm::any_of(init.attrs(), [&](const proto::Attr &a) {
-           return a.name() == "shape" && llvm::ArrayRef<int64_t>(a.ints().v().data(),
-                                                                 a.ints().v().size()) == dims;
-         });
+  const proto::Attr *shape = findAttr(init, "shape");
+  return init.type() == "fill_constant" && shape &&
+         llvm::ArrayRef<int64_t>(shape->ints().v().data(), shape->ints().v().size()) == dims;
 }
 
 /// Appends a copy of constant fill `init` of `var` that fills `name` with shape `dims`.
