@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/error.h"
+#include "transpiler/arena_blocks.h"
 #include "transpiler/passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -36,11 +37,6 @@ const TranspileInputs::Digests &TranspileInputs::digests() const {
 }
 
 namespace {
-
-/// The arena blocks of one job's programs: large enough that a job mallocs few of them, small
-/// enough that glibc serves them from its heap. Larger blocks made transpiling slower: glibc
-/// maps those afresh or hands them back on free, so every transpile page-faults them in again.
-constexpr size_t kArenaStartBlockBytes = 64 << 10, kArenaMaxBlockBytes = 256 << 10;
 
 /// Runs `jobs` on up to one thread per core and returns the error of the lowest-numbered job
 /// that failed, so the message does not depend on timing.
@@ -89,10 +85,7 @@ llvm::Error programsPass(TranspileState &state) {
   // shared by two threads would make them wait on each other).
   using google::protobuf::Arena;
   auto newArena = [&] {
-    google::protobuf::ArenaOptions options;
-    options.start_block_size = kArenaStartBlockBytes;
-    options.max_block_size = kArenaMaxBlockBytes;
-    r.arenas_.push_back(std::make_unique<Arena>(options));
+    r.arenas_.push_back(newProgramArena());
     return r.arenas_.back().get();
   };
   auto programOn = [](Arena *arena) { return Arena::CreateMessage<proto::Program>(arena); };
