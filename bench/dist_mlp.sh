@@ -9,6 +9,9 @@
 # line). Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH]   (after scripts/setup.sh)
 set -euo pipefail
 torchSteps=${1:-200}
+# oar's defaults are what this measures; an OMP_NUM_THREADS of the caller's would set every
+# node's threads instead.
+unset OMP_NUM_THREADS
 cd "$(dirname "$0")/.."
 b=build
 data=/usr/share/datasets/fashion-mnist
@@ -92,17 +95,17 @@ fi
 # Three turns over the five settings, interleaved, each setting keeping its best: one run of a
 # setting varies by about 5% between runs, as much as the settings differ.
 echo "# thread budget, 2 trainers x 2 pservers sync (best of 3 interleaved turns)"
-budgets=("oar-launch default|" "--num-threads=1 on every node|--num-threads=1"
-         "--num-threads=1, OMP_WAIT_POLICY=ACTIVE|--num-threads=1 ACTIVE"
-         "--num-threads=2 on every node|--num-threads=2"
-         "--num-threads=2, OMP_WAIT_POLICY=ACTIVE|--num-threads=2 ACTIVE")
+# Set by hand as a user would: OMP_NUM_THREADS, which every node then uses (pservers for their
+# service threads), instead of each node's share.
+budgets=("oar-launch default|" "OMP_NUM_THREADS=1|1" "OMP_NUM_THREADS=1, OMP_WAIT_POLICY=ACTIVE|1 ACTIVE"
+         "OMP_NUM_THREADS=2|2" "OMP_NUM_THREADS=2, OMP_WAIT_POLICY=ACTIVE|2 ACTIVE")
 declare -A best
 for turn in 1 2 3; do
   for budget in "${budgets[@]}"; do
-    read -r flag policy <<<"${budget#*|}"
-    if [ -z "$flag" ]; then r=$(launch 2 2 sync)
-    elif [ -z "$policy" ]; then r=$(launch 2 2 sync -- "$flag")
-    else r=$(OMP_WAIT_POLICY=$policy launch 2 2 sync -- "$flag"); fi
+    read -r threads policy <<<"${budget#*|}"
+    if [ -z "$threads" ]; then r=$(launch 2 2 sync)
+    elif [ -z "$policy" ]; then r=$(OMP_NUM_THREADS=$threads launch 2 2 sync)
+    else r=$(OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=$policy launch 2 2 sync); fi
     keepBest best "$budget" "$r"
   done
 done

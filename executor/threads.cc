@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <sched.h>
 
+#include "ir/error.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace oar {
@@ -17,6 +18,18 @@ int usableCores() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0)
     return std::max(1, CPU_COUNT(&set));
   return std::max(1, omp_get_num_procs());
+}
+
+llvm::Expected<std::optional<int>> ompNumThreads(const char *value) {
+  llvm::StringRef text = llvm::StringRef(value ? value : "").trim();
+  if (text.empty())
+    return std::nullopt;
+  llvm::StringRef first = text.split(',').first.trim();
+  int n = 0;
+  if (first.getAsInteger(10, n) || n < 1 || n > kMaxComputeThreads)
+    return makeError("OMP_NUM_THREADS \"{0}\" is not a thread count from 1 to {1}", text,
+                     kMaxComputeThreads);
+  return n;
 }
 
 static std::atomic<int> budget{0}; // 0: never set, leave OpenMP's own default

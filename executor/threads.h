@@ -1,15 +1,25 @@
 // The compute threads of one process: oneDNN's GEMMs run on OpenMP, sized here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 namespace oar {
 
 /// Cores this process may run on (its CPU affinity mask), at least 1.
 int usableCores();
+
+/// The most threads a budget may name: more is a typo, not a machine.
+constexpr int kMaxComputeThreads = 4096;
+
+/// The thread budget OMP_NUM_THREADS sets by hand, given its value: its first level, as OpenMP
+/// reads it ("4" and "4,2" give 4); none when unset or blank. Anything but a count from 1 to
+/// kMaxComputeThreads is an error that names the variable.
+llvm::Expected<std::optional<int>> ompNumThreads(const char *value);
 
 /// Sets the OpenMP (and so oneDNN) thread budget for the rest of the process; n >= 1.
 void setComputeThreads(int n);

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <csignal>
+#include <cstdlib>
 #include <deque>
 #include <fcntl.h>
 #include <mutex>
@@ -96,6 +97,17 @@ std::string describeStatus(int status) {
 }
 
 } // namespace
+
+std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs,
+                                           const char *ompNumThreads, int given, int share) {
+  bool flagGiven = llvm::any_of(extraArgs, [](const std::string &a) {
+    return llvm::StringRef(a).startswith("--num-threads");
+  });
+  bool ompGiven = ompNumThreads && !llvm::StringRef(ompNumThreads).trim().empty();
+  if (flagGiven || (given <= 0 && ompGiven))
+    return std::nullopt;
+  return "--num-threads=" + std::to_string(std::max(1, given > 0 ? given : share));
+}
 
 llvm::Error launch(const LaunchOptions &opts) {
   if (opts.servers < 1 || opts.workers < 1)
@@ -193,15 +205,12 @@ llvm::Error launch(const LaunchOptions &opts) {
     start("scheduler", args, base);
   }
   // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
-  bool threadsGiven = llvm::any_of(opts.extraArgs, [](const std::string &a) {
-    return llvm::StringRef(a).startswith("--num-threads");
-  });
-  auto withThreads = [&](std::vector<std::string> args, int n) {
-    if (!threadsGiven)
-      args.push_back("--num-threads=" + std::to_string(std::max(1, n)));
+  auto withThreads = [&](std::vector<std::string> args, int given, int share) {
+    if (auto flag = nodeThreadsFlag(opts.extraArgs, std::getenv("OMP_NUM_THREADS"), given, share))
+      args.push_back(*flag);
     return args;
   };
-  int trainerThreads = opts.trainerThreads > 0 ? opts.trainerThreads : usableCores() / opts.workers;
+  int trainerShare = usableCores() / opts.workers;
   for (int i = 0; i < opts.servers; ++i) {
     auto env = base;
     auto args = common;
@@ -220,7 +229,7 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.insert(args.end(), {"--save", opts.saveDir});
     if (keys)
       llvm::append_range(args, keys->pserverArgs());
-    start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads), env);
+    start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads, 1), env);
   }
   for (int i = 0; i < opts.workers; ++i) {
     auto env = base;
@@ -240,7 +249,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.push_back("--device=cuda:" + std::to_string(i % std::max(1, opts.gpuCount)));
     else if (opts.trainerDevice == "cpu")
       args.push_back("--device=cpu");
-    start("trainer." + std::to_string(i), withThreads(args, trainerThreads), env);
+    start("trainer." + std::to_string(i), withThreads(args, opts.trainerThreads, trainerShare),
+          env);
   }
 
   // Wait for every node; the first failure stops the rest.

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {
@@ -16,9 +18,10 @@ struct LaunchOptions {
   std::string executor; ///< path of oar-executor
   std::string loadDir, saveDir;
   std::vector<std::string> extraArgs; ///< passed to every node
-  /// Compute threads per trainer (0: this host's cores split among the trainers) and per
-  /// pserver; unused when extraArgs set --num-threads for every node.
-  int trainerThreads = 0, pserverThreads = 1;
+  /// Compute threads per trainer and per pserver, 0 where not set by hand: then OMP_NUM_THREADS
+  /// when set, else a trainer gets this host's cores split among the trainers and a pserver 1.
+  /// Unused when extraArgs set --num-threads for every node.
+  int trainerThreads = 0, pserverThreads = 0;
   /// Nodes authenticate with CURVE keys made for this launch (unless extraArgs name keys, or
   /// libzmq lacks CURVE); false: plain TCP on 127.0.0.1.
   bool curve = true;
@@ -33,6 +36,13 @@ struct LaunchOptions {
   int64_t timeoutSec = 0;                         ///< stop everything after this long (0: no limit)
   std::function<void(const std::string &)> print; ///< every output line, already prefixed
 };
+
+/// The --num-threads flag the launcher adds to a node's flags. Threads set by hand win, in this
+/// order: a --num-threads among `extraArgs` (every node's flags: none is added), `given`
+/// (--server-threads or --worker-threads; 0: not given), OMP_NUM_THREADS (its value, or null:
+/// every node reads it, so none is added). Otherwise the node's default `share` of the cores.
+std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs,
+                                           const char *ompNumThreads, int given, int share);
 
 /// Picks `n` free TCP ports on 127.0.0.1.
 llvm::Expected<std::vector<int>> freePorts(int n);

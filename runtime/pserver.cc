@@ -779,9 +779,12 @@ struct PserverLoop::Impl {
   llvm::Error loop() {
     if (llvm::Error err = init())
       return err;
+    std::string threads = opts.serviceThreads > 0
+                              ? std::to_string(opts.serviceThreads) + " service threads"
+                              : std::string("the socket's thread");
     log(llvm::formatv("serving {0} param blocks and {1} distributed tables for {2} trainers in {3} "
-                      "mode",
-                      paramBlocks.size(), tables.size(), fanin, mode)
+                      "mode, optimizing on {4}",
+                      paramBlocks.size(), tables.size(), fanin, mode, threads)
             .str());
     while (anyLive()) {
       if (stopRequested())

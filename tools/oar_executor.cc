@@ -4,6 +4,8 @@
 // command line; given --dir it runs the transpiled file for its role.
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "executor/feed_overrides.h"
@@ -65,8 +67,9 @@ static cl::opt<bool>
              cl::cat(category));
 static cl::opt<int> numThreads(
     "num-threads",
-    cl::desc("compute threads (oneDNN/OpenMP); default: every core alone, 1 for a pserver, the "
-             "cores split among trainers whose pservers are all on loopback"),
+    cl::desc("compute threads (oneDNN/OpenMP; a pserver's service threads); default: "
+             "OMP_NUM_THREADS if set, else every core alone, 1 for a pserver, the cores split "
+             "among trainers whose pservers are all on loopback"),
     cl::cat(category));
 static cl::opt<std::string>
     device("device",
@@ -455,8 +458,13 @@ int main(int argc, char **argv) {
     c.askedId = pserverId;
   if (c.mpiRank >= 0 || oar::runtime::useSlurmRank(c))
     exitOnErr(oar::runtime::placeMpiRank(c));
-  if (numThreads.getNumOccurrences() && numThreads < 1)
-    exitOnErr(oar::makeError("--num-threads {0} must be at least 1", numThreads));
+  if (numThreads.getNumOccurrences() && (numThreads < 1 || numThreads > oar::kMaxComputeThreads))
+    exitOnErr(oar::makeError("--num-threads {0} must be from 1 to {1}", numThreads,
+                             oar::kMaxComputeThreads));
+  // Set by hand (the flag, else OMP_NUM_THREADS, as OpenMP programs read it), else the default.
+  std::optional<int> handThreads = exitOnErr(oar::ompNumThreads(std::getenv("OMP_NUM_THREADS")));
+  if (numThreads.getNumOccurrences())
+    handThreads = numThreads;
   if (c.role == "scheduler")
     return runSchedulerRole(c);
   std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role
@@ -466,9 +474,8 @@ int main(int argc, char **argv) {
     schedulerLink = exitOnErr(oar::runtime::joinThroughScheduler(
         c, curveFromFlags(), std::chrono::milliseconds(registerTimeoutMs), logLine,
         oar::runtime::stopRequested));
-  oar::setComputeThreads(numThreads.getNumOccurrences()
-                             ? numThreads
-                             : oar::defaultNodeThreads(c.role, c.trainers, c.pservers));
+  oar::setComputeThreads(
+      handThreads.value_or(oar::defaultNodeThreads(c.role, c.trainers, c.pservers)));
   if (c.role.empty())
     return runSingle();
   if (c.role != "trainer" && c.role != "pserver")

@@ -1,5 +1,8 @@
 // oar-launch: a local distributed job in one command.
+#include <cstdlib>
+
 #include "executor/device.h"
+#include "executor/threads.h"
 #include "runtime/launcher.h"
 #include "runtime/signals.h"
 #include "tools/tool_version.h"
@@ -31,11 +34,13 @@ static cl::opt<int64_t> timeoutSec("timeout", cl::desc("stop everything after N 
                                    cl::init(0), cl::cat(category));
 static cl::opt<int> serverThreads(
     "server-threads",
-    cl::desc("threads per pserver: its service threads, each owning optimize blocks (default 1)"),
-    cl::init(1), cl::cat(category));
+    cl::desc("threads per pserver: its service threads, each owning optimize blocks (default: "
+             "OMP_NUM_THREADS if set, else 1)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int>
     workerThreads("worker-threads",
-                  cl::desc("compute threads per trainer (default: the cores split among them)"),
+                  cl::desc("compute threads per trainer (default: OMP_NUM_THREADS if set, else the "
+                           "cores split among them)"),
                   cl::init(0), cl::cat(category));
 static cl::opt<bool> curve("curve",
                            cl::desc("authenticate and encrypt with CURVE keys made for this launch "
@@ -84,10 +89,16 @@ int main(int argc, char **argv) {
   opts.timeoutSec = timeoutSec;
   opts.curve = curve;
   opts.scheduler = scheduler;
-  if (serverThreads < 1 || workerThreads < 0) {
-    errs() << "oar-launch: error: --server-threads must be at least 1 and --worker-threads at "
-              "least 0 (0: split the cores), not "
-           << serverThreads << " and " << workerThreads << "\n";
+  if (serverThreads < 0 || workerThreads < 0 || serverThreads > oar::kMaxComputeThreads ||
+      workerThreads > oar::kMaxComputeThreads) {
+    errs() << "oar-launch: error: --server-threads and --worker-threads must be from 0 (the "
+              "default) to "
+           << oar::kMaxComputeThreads << ", not " << serverThreads << " and " << workerThreads
+           << "\n";
+    return 1;
+  }
+  if (auto omp = oar::ompNumThreads(std::getenv("OMP_NUM_THREADS")); !omp) {
+    errs() << "oar-launch: error: " << toString(omp.takeError()) << "\n";
     return 1;
   }
   opts.pserverThreads = serverThreads, opts.trainerThreads = workerThreads;

@@ -91,6 +91,35 @@ TEST_CASE("pserver service threads change no bit of sync training", "[e2e][runti
   }
 }
 
+TEST_CASE("oar-launch takes threads set by hand: node flags, its own flags, then OMP_NUM_THREADS",
+          "[e2e][runtime]") {
+  // A pserver's threads show in its first line, so each launch says what its pserver got.
+  std::string dir = scratchDir("e2e_hand_threads");
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=1");
+  auto launch = [&](const std::string &env, const std::string &flags,
+                    const std::string &nodeFlags = "") {
+    return run("env -u OMP_NUM_THREADS " + env + " " + binDir() +
+               "/oar-launch --server-num=1 --worker-num=1 --curve=false --timeout=300 " + flags +
+               " " + dir + "/model " + nodeFlags);
+  };
+  std::string socketThread = "optimizing on the socket's thread";
+  CHECK_THAT(launch("", ""), Contains(socketThread));
+  CHECK_THAT(launch("OMP_NUM_THREADS=2", ""), Contains("optimizing on 2 service threads"));
+  CHECK_THAT(launch("OMP_NUM_THREADS=' 3,1'", ""), Contains("optimizing on 3 service threads"));
+  CHECK_THAT(launch("OMP_NUM_THREADS=2", "--server-threads=4"),
+             Contains("optimizing on 4 service threads"));
+  CHECK_THAT(launch("OMP_NUM_THREADS=2", "--server-threads=4", "-- --num-threads=1"),
+             Contains(socketThread));
+  std::string out;
+  CHECK(runCommand("env OMP_NUM_THREADS=lots " + binDir() + "/oar-launch --curve=false " + dir +
+                       "/model",
+                   out) == 1);
+  // libgomp, loaded before main, warns about the variable on a line of its own first.
+  llvm::StringRef text = llvm::StringRef(out).rtrim();
+  CHECK(text.substr(text.rfind('\n') + 1) ==
+        "oar-launch: error: OMP_NUM_THREADS \"lots\" is not a thread count from 1 to 4096");
+}
+
 TEST_CASE("oar-launch gives every job CURVE keys of its own, with the same bits as plain TCP",
           "[e2e][runtime][curve]") {
   std::string dir = scratchDir("e2e_curve_launch");
