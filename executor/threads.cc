@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include "ir/error.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace oar {
@@ -24,12 +25,17 @@ llvm::Expected<std::optional<int>> ompNumThreads(const char *value) {
   llvm::StringRef text = llvm::StringRef(value ? value : "").trim();
   if (text.empty())
     return std::nullopt;
-  llvm::StringRef first = text.split(',').first.trim();
-  int n = 0;
-  if (first.getAsInteger(10, n) || n < 1 || n > kMaxComputeThreads)
-    return makeError("OMP_NUM_THREADS \"{0}\" is not a thread count from 1 to {1}", text,
-                     kMaxComputeThreads);
-  return n;
+  llvm::SmallVector<llvm::StringRef, 4> levels;
+  text.split(levels, ',');
+  std::optional<int> first;
+  for (llvm::StringRef level : levels) {
+    int n = 0;
+    if (level.trim().getAsInteger(10, n) || n < 1 || n > kMaxComputeThreads)
+      return makeError("OMP_NUM_THREADS \"{0}\" is not a list of thread counts from 1 to {1}",
+                       value, kMaxComputeThreads);
+    first = first.value_or(n);
+  }
+  return first;
 }
 
 static std::atomic<int> budget{0}; // 0: never set, leave OpenMP's own default

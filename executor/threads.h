@@ -16,9 +16,10 @@ int usableCores();
 /// The most threads a budget may name: more is a typo, not a machine.
 constexpr int kMaxComputeThreads = 4096;
 
-/// The thread budget OMP_NUM_THREADS sets by hand, given its value: its first level, as OpenMP
-/// reads it ("4" and "4,2" give 4); none when unset or blank. Anything but a count from 1 to
-/// kMaxComputeThreads is an error that names the variable.
+/// The thread budget OMP_NUM_THREADS sets by hand, given its value: the count of its first
+/// nesting level ("4" and "4,2" give 4); none when unset or blank. Anything but a list of counts
+/// from 1 to kMaxComputeThreads (which libgomp too would ignore, after a warning) is an error
+/// that names the variable.
 llvm::Expected<std::optional<int>> ompNumThreads(const char *value);
 
 /// Sets the OpenMP (and so oneDNN) thread budget for the rest of the process; n >= 1.

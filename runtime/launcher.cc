@@ -98,13 +98,14 @@ std::string describeStatus(int status) {
 
 } // namespace
 
-std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs,
-                                           const char *ompNumThreads, int given, int share) {
-  bool flagGiven = llvm::any_of(extraArgs, [](const std::string &a) {
-    return llvm::StringRef(a).startswith("--num-threads");
-  });
-  bool ompGiven = ompNumThreads && !llvm::StringRef(ompNumThreads).trim().empty();
-  if (flagGiven || (given <= 0 && ompGiven))
+bool setsNumThreads(llvm::ArrayRef<std::string> args) {
+  return llvm::any_of(
+      args, [](const std::string &a) { return llvm::StringRef(a).startswith("--num-threads"); });
+}
+
+std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs, bool ompSet,
+                                           int given, int share) {
+  if (setsNumThreads(extraArgs) || (given <= 0 && ompSet))
     return std::nullopt;
   return "--num-threads=" + std::to_string(std::max(1, given > 0 ? given : share));
 }
@@ -113,6 +114,16 @@ llvm::Error launch(const LaunchOptions &opts) {
   if (opts.servers < 1 || opts.workers < 1)
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
+  // OMP_NUM_THREADS reaches every node; a bad one is refused before any node that would read it
+  // starts (with --num-threads for every node, none reads it).
+  bool ompSet = false;
+  if (auto omp = ompNumThreads(std::getenv("OMP_NUM_THREADS")))
+    ompSet = omp->has_value();
+  else if (!setsNumThreads(opts.extraArgs) &&
+           (opts.pserverThreads <= 0 || opts.trainerThreads <= 0))
+    return omp.takeError();
+  else
+    llvm::consumeError(omp.takeError());
   if (!llvm::sys::fs::can_execute(opts.executor))
     return makeError("{0}: oar-executor not found or not executable", opts.executor);
   std::vector<std::string> common;
@@ -206,7 +217,7 @@ llvm::Error launch(const LaunchOptions &opts) {
   }
   // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
   auto withThreads = [&](std::vector<std::string> args, int given, int share) {
-    if (auto flag = nodeThreadsFlag(opts.extraArgs, std::getenv("OMP_NUM_THREADS"), given, share))
+    if (auto flag = nodeThreadsFlag(opts.extraArgs, ompSet, given, share))
       args.push_back(*flag);
     return args;
   };

@@ -37,12 +37,15 @@ struct LaunchOptions {
   std::function<void(const std::string &)> print; ///< every output line, already prefixed
 };
 
+/// Whether `args` set --num-threads.
+bool setsNumThreads(llvm::ArrayRef<std::string> args);
+
 /// The --num-threads flag the launcher adds to a node's flags. Threads set by hand win, in this
 /// order: a --num-threads among `extraArgs` (every node's flags: none is added), `given`
-/// (--server-threads or --worker-threads; 0: not given), OMP_NUM_THREADS (its value, or null:
-/// every node reads it, so none is added). Otherwise the node's default `share` of the cores.
-std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs,
-                                           const char *ompNumThreads, int given, int share);
+/// (--server-threads or --worker-threads; 0: not given), OMP_NUM_THREADS (`ompSet`: every node
+/// reads it, so none is added). Otherwise the node's default `share` of the cores.
+std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs, bool ompSet,
+                                           int given, int share);
 
 /// Picks `n` free TCP ports on 127.0.0.1.
 llvm::Expected<std::vector<int>> freePorts(int n);

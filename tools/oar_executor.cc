@@ -462,9 +462,11 @@ int main(int argc, char **argv) {
     exitOnErr(oar::makeError("--num-threads {0} must be from 1 to {1}", numThreads,
                              oar::kMaxComputeThreads));
   // Set by hand (the flag, else OMP_NUM_THREADS, as OpenMP programs read it), else the default.
-  std::optional<int> handThreads = exitOnErr(oar::ompNumThreads(std::getenv("OMP_NUM_THREADS")));
+  std::optional<int> handThreads;
   if (numThreads.getNumOccurrences())
     handThreads = numThreads;
+  else if (c.role != "scheduler") // the scheduler computes nothing
+    handThreads = exitOnErr(oar::ompNumThreads(std::getenv("OMP_NUM_THREADS")));
   if (c.role == "scheduler")
     return runSchedulerRole(c);
   std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role

@@ -1,6 +1,4 @@
 // oar-launch: a local distributed job in one command.
-#include <cstdlib>
-
 #include "executor/device.h"
 #include "executor/threads.h"
 #include "runtime/launcher.h"
@@ -95,10 +93,6 @@ int main(int argc, char **argv) {
               "default) to "
            << oar::kMaxComputeThreads << ", not " << serverThreads << " and " << workerThreads
            << "\n";
-    return 1;
-  }
-  if (auto omp = oar::ompNumThreads(std::getenv("OMP_NUM_THREADS")); !omp) {
-    errs() << "oar-launch: error: " << toString(omp.takeError()) << "\n";
     return 1;
   }
   opts.pserverThreads = serverThreads, opts.trainerThreads = workerThreads;

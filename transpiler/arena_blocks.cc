@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 
 namespace oar {
 
@@ -19,17 +20,21 @@ constexpr size_t kStartBlockBytes = 64 << 10, kMaxBlockBytes = 256 << 10;
 /// Faults in the whole pages of [begin, begin + size) in one system call. Advisory: memory the
 /// kernel does not populate faults in on first touch instead.
 void populate(void *begin, size_t size) {
+#ifdef MADV_POPULATE_WRITE // glibc 2.35 and later name it
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
   uintptr_t end = (reinterpret_cast<uintptr_t>(begin) + size) & ~(page - 1);
   if (end > first)
     (void)madvise(reinterpret_cast<void *>(first), end - first, MADV_POPULATE_WRITE);
+#endif
 }
 
+/// Fails as protobuf's own block allocator (operator new) does: protobuf does not check for null.
 void *allocatePopulated(size_t size) {
   void *block = std::malloc(size);
-  if (block)
-    populate(block, size);
+  if (!block)
+    throw std::bad_alloc();
+  populate(block, size);
   return block;
 }
 
