@@ -51,7 +51,6 @@ bool hasKernel(llvm::StringRef op, Device device, DType dtype) {
   return kernels().count({op.str(), device, dtype}) != 0;
 }
 
-/// The i-th name of a slot, or nullptr when the slot or entry is absent or unwanted.
 size_t KernelContext::inputCount(llvm::StringRef slot) const {
   const proto::Slot *s = findInputSlot(op_, slot);
   return s ? s->names_size() : 0;

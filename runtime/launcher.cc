@@ -98,7 +98,8 @@ std::string describeStatus(int status) {
 
 } // namespace
 
-bool setsNumThreads(llvm::ArrayRef<std::string> args) {
+/// Whether `args` (every node's flags) set --num-threads.
+static bool setsNumThreads(llvm::ArrayRef<std::string> args) {
   return llvm::any_of(
       args, [](const std::string &a) { return llvm::StringRef(a).startswith("--num-threads"); });
 }
@@ -114,16 +115,17 @@ llvm::Error launch(const LaunchOptions &opts) {
   if (opts.servers < 1 || opts.workers < 1)
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
-  // OMP_NUM_THREADS reaches every node; a bad one is refused before any node that would read it
-  // starts (with --num-threads for every node, none reads it).
+  // OMP_NUM_THREADS reaches every node, and a node reads it where it gets no --num-threads (none
+  // in every node's flags, none given for its role): a bad one is refused before such a node
+  // starts.
   bool ompSet = false;
-  if (auto omp = ompNumThreads(std::getenv("OMP_NUM_THREADS")))
+  if (auto omp = ompNumThreads(std::getenv("OMP_NUM_THREADS")); !omp) {
+    if (!setsNumThreads(opts.extraArgs) && (opts.pserverThreads <= 0 || opts.trainerThreads <= 0))
+      return omp.takeError();
+    llvm::consumeError(omp.takeError()); // every node gets --num-threads
+  } else {
     ompSet = omp->has_value();
-  else if (!setsNumThreads(opts.extraArgs) &&
-           (opts.pserverThreads <= 0 || opts.trainerThreads <= 0))
-    return omp.takeError();
-  else
-    llvm::consumeError(omp.takeError());
+  }
   if (!llvm::sys::fs::can_execute(opts.executor))
     return makeError("{0}: oar-executor not found or not executable", opts.executor);
   std::vector<std::string> common;

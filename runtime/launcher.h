@@ -37,9 +37,6 @@ struct LaunchOptions {
   std::function<void(const std::string &)> print; ///< every output line, already prefixed
 };
 
-/// Whether `args` set --num-threads.
-bool setsNumThreads(llvm::ArrayRef<std::string> args);
-
 /// The --num-threads flag the launcher adds to a node's flags. Threads set by hand win, in this
 /// order: a --num-threads among `extraArgs` (every node's flags: none is added), `given`
 /// (--server-threads or --worker-threads; 0: not given), OMP_NUM_THREADS (`ompSet`: every node

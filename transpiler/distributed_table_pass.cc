@@ -134,8 +134,7 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
         return gradAndRate.takeError();
       std::string &grad = (*gradAndRate)[0], &learningRate = (*gradAndRate)[1];
       if (!findVar(block, learningRate))
-        return makeError("op #{0} ({1}) reads {2} as its LearningRate, which is not declared", i,
-                         op.type(), learningRate);
+        return undeclaredInput(op, i, "LearningRate", learningRate);
       t.grad = std::move(grad);
       t.optimizer = op;
       t.learningRate = std::move(learningRate);

@@ -29,6 +29,12 @@ llvm::Expected<std::vector<std::string>> firstInputs(const proto::Op &op, size_t
   return names;
 }
 
+llvm::Error undeclaredInput(const proto::Op &op, size_t index, llvm::StringRef slot,
+                            llvm::StringRef var) {
+  return makeError("op #{0} ({1}) reads {2} as its {3}, which is not declared", index, op.type(),
+                   var, slot);
+}
+
 int64_t ParamPlan::rowWidth() const {
   int64_t w = 1;
   for (size_t i = 1; i < dims.size(); ++i)
@@ -132,8 +138,7 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
       return info.takeError();
     for (const auto &[slot, var] : info->shared) // the pservers declare them as main does
       if (!vars.lookup(var))
-        return makeError("op #{0} ({1}) reads {2} as its {3}, which is not declared", i, op.type(),
-                         var, slot);
+        return undeclaredInput(op, i, slot, var);
     auto paramAndGrad = firstInputs(op, i, {"Param", "Grad"});
     if (!paramAndGrad)
       return paramAndGrad.takeError();

@@ -75,6 +75,10 @@ struct DistributePlan {
 llvm::Expected<std::vector<std::string>> firstInputs(const proto::Op &op, size_t index,
                                                      llvm::ArrayRef<const char *> slots);
 
+/// The error for op #`index` reading `var` in input `slot` when `var` is not declared.
+llvm::Error undeclaredInput(const proto::Op &op, size_t index, llvm::StringRef slot,
+                            llvm::StringRef var);
+
 /// The FNV-1a 64-bit hash (stable across processes and machines); `h` carries a hash of the
 /// bytes before `s` on, so fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b).
 uint64_t fnv1a64(llvm::StringRef s, uint64_t h = 14695981039346656037ull);
