@@ -66,6 +66,7 @@ pid_t spawn(const std::string &exe, const std::vector<std::string> &args,
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    unblockWatchedSignals();          // this process blocks them for its watcher thread
     prctl(PR_SET_PDEATHSIG, SIGTERM); // no orphans if the launcher dies
     if (getppid() != parent)
       _exit(1);

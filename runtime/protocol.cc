@@ -1,6 +1,7 @@
 // Encoding, decoding and checking runtime messages.
 #include "runtime/protocol.h"
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 
@@ -76,10 +77,10 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
       h.add_dims(d);
   }
   std::string bytes = h.SerializeAsString();
-  socket.send(zmq::message_t(bytes.data(), bytes.size()), zmq::send_flags::sndmore);
+  sendFrame(socket, zmq::message_t(bytes.data(), bytes.size()), zmq::send_flags::sndmore);
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
   if (!tensor || !tensor->initialized() || tensor->bytes() == 0) {
-    socket.send(zmq::message_t(), last);
+    sendFrame(socket, zmq::message_t(), last);
     return;
   }
   // Zero copy: ZeroMQ reads the tensor's buffer; the heap-held shared_ptr keeps it alive until
@@ -88,7 +89,34 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
   zmq::message_t payload(
       const_cast<void *>(tensor->raw()), tensor->bytes(),
       [](void *, void *hint) { delete static_cast<std::shared_ptr<std::byte> *>(hint); }, owner);
-  socket.send(std::move(payload), last);
+  sendFrame(socket, std::move(payload), last);
+}
+
+void sendFrame(zmq::socket_t &socket, zmq::message_t &&frame, zmq::send_flags flags) {
+  for (;;) {
+    try {
+      if (!socket.send(frame, flags)) // cppzmq's way of saying EAGAIN
+        throw zmq::error_t();
+      return;
+    } catch (const zmq::error_t &e) {
+      if (e.num() != EINTR) // a signal's handler ran on this thread: nothing was queued
+        throw;
+    }
+  }
+}
+
+/// Receives a later frame of a message whose first frame was read. A signal may interrupt it
+/// (EINTR) before it takes the frame: then it tries again, as giving up would leave the rest of
+/// the message to be read as the start of the next.
+static bool receiveRest(zmq::socket_t &socket, zmq::message_t &frame) {
+  for (;;) {
+    try {
+      return socket.recv(frame, zmq::recv_flags::none).has_value();
+    } catch (const zmq::error_t &e) {
+      if (e.num() != EINTR)
+        throw;
+    }
+  }
 }
 
 std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
@@ -101,7 +129,7 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
     return std::nullopt;         // EAGAIN: nothing came in time
   while (frames.back().more()) { // the rest of a message arrives with its first frame
     frames.emplace_back();
-    if (!socket.recv(frames.back(), zmq::recv_flags::none))
+    if (!receiveRest(socket, frames.back()))
       break;
   }
   return frames;

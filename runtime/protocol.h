@@ -37,6 +37,10 @@ struct Message {
 /// stays alive until ZeroMQ has sent it.
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more = false);
+/// Sends one frame, again when a signal's handler interrupted the send (EINTR). Any other
+/// failure throws zmq::error_t, EAGAIN (a full queue or the send timeout) included: cppzmq
+/// reports that one by an empty result, which a caller ignoring it would take for a send.
+void sendFrame(zmq::socket_t &socket, zmq::message_t &&frame, zmq::send_flags flags);
 /// Decodes the frames of one message (after any routing frame): checks the protocol version,
 /// that the header parses, and that the payload size equals dims x dtype size.
 llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first);

@@ -343,7 +343,7 @@ struct PserverLoop::Impl {
   }
 
   void sendNow(const std::string &peer, const proto::MsgHeader &h, const Tensor *t) {
-    socket.send(zmq::message_t(peer.data(), peer.size()), zmq::send_flags::sndmore);
+    sendFrame(socket, zmq::message_t(peer.data(), peer.size()), zmq::send_flags::sndmore);
     sendMessage(socket, h, t);
   }
   /// Replies in the order of the peer's requests (see OrderedReplies).

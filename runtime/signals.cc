@@ -1,30 +1,80 @@
-// Stop flag set by signal handlers.
+// SIGTERM, SIGINT and SIGUSR1, taken by one watcher thread.
+//
+// A handler runs on whichever thread the kernel picks, and interrupts that thread's blocking call
+// (EINTR). ZeroMQ's C++ binding throws on EINTR from any send or receive, and a throw where no
+// one catches it ends the process; a receive interrupted between the frames of one message would
+// lose the message's start. So the signals are blocked in every thread (threads inherit the mask
+// of the thread that starts them) and one thread takes them with sigwait: no working thread is
+// ever interrupted. Loops notice a stop within their poll interval, as they did before.
 #include "runtime/signals.h"
 
 #include <atomic>
 #include <csignal>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
+#include <unistd.h>
 
 namespace oar::runtime {
 
-static std::atomic<int> gStopSignal{0};
-static std::atomic<bool> gEndBeforePolled{false}, gPolled{false};
+namespace {
+std::atomic<int> gStopSignal{0};
+std::atomic<bool> gStopWatched{false}, gEndBeforePolled{false}, gPolled{false};
+std::atomic<bool> gCheckpointWatched{false}, gCheckpointRequested{false};
 
-static void onStop(int sig) {
-  if (gEndBeforePolled.load() && !gPolled.load()) { // signal() and raise() are signal-safe
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  gStopSignal.store(sig);
+sigset_t watchedSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
+  return set;
 }
+
+/// Ends the process as the signal's default action does, so its parent sees "killed by".
+[[noreturn]] void endBy(int sig) {
+  signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  raise(sig);
+  _exit(128 + sig); // not reached: the default action of these three ends the process
+}
+
+void watch() {
+  const sigset_t set = watchedSignals();
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0)
+      continue;
+    if (sig == SIGUSR1) {
+      if (!gCheckpointWatched.load())
+        endBy(sig);
+      gCheckpointRequested.store(true);
+      continue;
+    }
+    if (!gStopWatched.load() || (gEndBeforePolled.load() && !gPolled.load()))
+      endBy(sig);
+    gStopSignal.store(sig);
+  }
+}
+
+/// Blocks the signals in the calling thread and starts the watcher, once per process.
+void startWatcher() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const sigset_t set = watchedSignals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread(watch).detach(); // lives as long as the process
+  });
+}
+} // namespace
 
 void installStopHandlers(BeforeFirstPoll before) {
   gEndBeforePolled.store(before == BeforeFirstPoll::End);
-  struct sigaction sa = {};
-  sa.sa_handler = onStop;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
+  gStopWatched.store(true);
+  startWatcher();
 }
 
 bool stopRequested() {
@@ -33,18 +83,16 @@ bool stopRequested() {
 }
 int stopSignal() { return gStopSignal.load(); }
 
-static std::atomic<bool> gCheckpointRequested{false};
-
-static void onCheckpoint(int) { gCheckpointRequested.store(true); }
-
 void installCheckpointHandler() {
-  struct sigaction sa = {};
-  sa.sa_handler = onCheckpoint;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGUSR1, &sa, nullptr);
+  gCheckpointWatched.store(true);
+  startWatcher();
 }
 
 bool takeCheckpointRequest() { return gCheckpointRequested.exchange(false); }
+
+void unblockWatchedSignals() {
+  const sigset_t set = watchedSignals();
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
 
 } // namespace oar::runtime

@@ -270,6 +270,30 @@ TEST_CASE("SIGUSR1 makes a pserver write a checkpoint after its next step",
   CHECK(llvm::sys::fs::exists(dir + "/ckpt/pserver.1/step-12600/MANIFEST"));
 }
 
+TEST_CASE("a pserver and a trainer train through a storm of SIGUSR1", "[e2e][runtime]") {
+  // SIGUSR1 asks a checkpointing pserver for a checkpoint, and nothing of a trainer. A signal
+  // must not interrupt a node's sends and receives (ZeroMQ's EINTR, which cppzmq throws): each
+  // node gets hundreds while it trains, and the job still ends well.
+  std::string dir = scratchDir("e2e_signal_storm");
+  makeFitALine(dir + "/model", "--batch-size=10 --epochs=60"); // 1,260 steps
+  for (std::string victim : {"pserver.0", "trainer.1"}) {
+    bool pserver = victim == "pserver.0";
+    std::string out =
+        runJob(dir + "/model", dir + "/" + victim, victim, "0",
+               "--mode sync" + (pserver ? " --checkpoint-every 0 --checkpoint-dir " + dir + "/ckpt"
+                                        : std::string()),
+               nullptr, "paddle1",
+               "VICTIM_SIGNAL=USR1 VICTIM_SIGNALS=500 VICTIM_WAIT_FOR=" +
+                   std::string(pserver ? "serving" : "step"));
+    std::string log = readFile(dir + "/" + victim + "/" + victim + ".log");
+    INFO(victim << "\n" << out << log);
+    CHECK_THAT(out, Contains("pserver.0 0") && Contains("pserver.1 0") && Contains("trainer.0 0") &&
+                        Contains("trainer.1 0"));
+    if (pserver)
+      CHECK_THAT(log, Contains("on request (SIGUSR1)"));
+  }
+}
+
 TEST_CASE("nodes started by hand from Paddle 1.x, Paddle 2.x, TF_CONFIG, ps-lite or MindSpore "
           "variables train alike",
           "[e2e][runtime][cluster]") {

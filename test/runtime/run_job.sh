@@ -13,6 +13,8 @@
 #   (the sanitizers) starts slowly.
 #   VICTIM_SIGNAL (environment, default KILL): the signal VICTIM gets; another than KILL (USR1
 #   asks a pserver for a checkpoint) leaves it running.
+#   VICTIM_SIGNALS (environment, default 1): send it this many times, 2 ms apart, while VICTIM
+#   runs.
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
 # hang shows as status 124 instead of hanging the test.
 set -u
@@ -93,7 +95,12 @@ if [ "$victim" != none ]; then
   fi
   sleep "$after"
   # `timeout` runs oar-executor as its child: kill that child, as a crash would.
-  pkill -"${VICTIM_SIGNAL:-KILL}" -P "${pids[$victim]}"
+  child=$(pgrep -P "${pids[$victim]}")
+  kill -"${VICTIM_SIGNAL:-KILL}" $child
+  for _ in $(seq 2 "${VICTIM_SIGNALS:-1}"); do # a storm: again until it ends or N were sent
+    sleep 0.002
+    kill -"${VICTIM_SIGNAL:-KILL}" $child 2>/dev/null || break
+  done
   if [ -n "${RESTART_AFTER:-}" ]; then # start it again, as an operator or a supervisor would
     wait "${pids[$victim]}"
     echo "$victim $?"
