@@ -152,8 +152,11 @@ llvm::Error saveProgram(const proto::Program &prog, llvm::StringRef path, llvm::
     return makeError("{0}: cannot write program: {1}", path, ec.message());
   os << bytes;
   os.close();
-  if (os.has_error())
-    return makeError("{0}: write failed: {1}", path, os.error().message());
+  if (os.has_error()) {
+    std::error_code failed = os.error();
+    os.clear_error(); // an error left set makes the stream's destructor end the process
+    return makeError("{0}: write failed: {1}", path, failed.message());
+  }
   return llvm::Error::success();
 }
 

@@ -30,6 +30,14 @@ TEST_CASE("a program survives binary and text round trips unchanged", "[ir]") {
   REQUIRE_OK(verifyProgram(fromText, "main.pbtxt"));
 }
 
+TEST_CASE("a program that cannot be written is an error, not the end of the process", "[ir]") {
+  // The write fails at close (the stream buffers); an error left on an LLVM stream ends the
+  // process from its destructor.
+  ModelBuilder m = smallMlp();
+  CHECK_THAT(errorText(saveProgram(m.main(), "/dev/full", "test")),
+             Contains("/dev/full: write failed"));
+}
+
 // appendProgramBytes writes the default serialization, which equals the deterministic one only
 // while no message of a program has a map field (maps serialize in hash order).
 static void collectMapFields(const google::protobuf::Descriptor &d,
