@@ -220,14 +220,20 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
   }
 }
 
+proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step) const {
+  proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, step);
+  hello.set_mode(job.mode);
+  hello.set_trainers(job.trainers);
+  hello.set_plan_digest(job.planDigest);
+  hello.set_job_id(job.jobId);
+  return hello;
+}
+
 llvm::Error Communicator::connect(const JobIdentity &job) {
+  job_ = job;
   std::map<std::string, int64_t> steps; // what each HELLO reply says the pserver applied
   for (const std::string &ep : endpoints_) {
-    proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, 0);
-    hello.set_mode(job.mode);
-    hello.set_trainers(job.trainers);
-    hello.set_plan_digest(job.planDigest);
-    hello.set_job_id(job.jobId);
+    proto::MsgHeader hello = helloHeader(job, 0);
     auto start = std::chrono::steady_clock::now();
     std::chrono::milliseconds backoff(50);
     for (int attempt = 1;; ++attempt) {
@@ -240,6 +246,7 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
                             std::max(left, std::chrono::milliseconds(50))});
       auto reply = roundTrip({{hello, nullptr, ep}}, "connecting", wait);
       if (reply) {
+        connections_[ep].greeted = true;
         pserversCheckpoint_ |= reply->front().header.checkpoints();
         steps[ep] = reply->front().header.step();
         break;
@@ -274,11 +281,7 @@ llvm::Error Communicator::alignCheckpointSteps(const JobIdentity &job,
   // Every pserver is asked, even one at that step already: it drops what was sent for later
   // steps. Each acts on the first trainer's request only.
   for (const std::string &ep : endpoints_) {
-    proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, lowest);
-    hello.set_mode(job.mode);
-    hello.set_trainers(job.trainers);
-    hello.set_plan_digest(job.planDigest);
-    hello.set_job_id(job.jobId);
+    proto::MsgHeader hello = helloHeader(job, lowest);
     hello.set_rollback_to(lowest);
     auto reply = roundTrip({{hello, nullptr, ep}}, "going back to a checkpoint");
     if (!reply)
@@ -471,11 +474,21 @@ llvm::Error Communicator::complete(const std::string &failure) {
   proto::MsgHeader header =
       makeHeader(proto::COMPLETE, "", trainerId_, std::max(step_, highestStepSent_));
   header.set_error(failure);
+  // A pserver that is gone cannot be told; the others are, each within a short wait, so a
+  // failed job ends in seconds instead of a reply timeout per dead pserver.
+  auto wait = std::min(timeouts_.reply, std::chrono::milliseconds(5000));
   for (const std::string &ep : endpoints_) {
-    // A pserver that is gone cannot be told; the others are, each within a short wait, so a
-    // failed job ends in seconds instead of a reply timeout per dead pserver.
-    auto reply = roundTrip({{header, nullptr, ep}}, "completing",
-                           std::min(timeouts_.reply, std::chrono::milliseconds(5000)));
+    // A reconnect that failed left fresh sockets that said no HELLO to some pservers, and a
+    // pserver refuses anything else on such a connection: it would wait on us until it timed out.
+    if (job_ && !connections_[ep].greeted) {
+      auto hello = roundTrip({{helloHeader(*job_, 0), nullptr, ep}}, "completing", wait);
+      if (!hello) {
+        result = llvm::joinErrors(std::move(result), hello.takeError());
+        continue;
+      }
+      connections_[ep].greeted = true;
+    }
+    auto reply = roundTrip({{header, nullptr, ep}}, "completing", wait);
     if (!reply)
       result = llvm::joinErrors(std::move(result), reply.takeError());
   }
@@ -487,8 +500,8 @@ void Communicator::abandon(const std::string &failure) {
   header.set_error(failure);
   for (const std::string &ep : endpoints_) {
     auto it = connections_.find(ep);
-    if (it == connections_.end() || !it->second.connected || it->second.lost)
-      continue;
+    if (it == connections_.end() || !it->second.greeted || it->second.lost)
+      continue; // it never heard of us, or cannot hear us now
     auto reply = roundTrip({{header, nullptr, ep}}, "completing",
                            std::min(timeouts_.reply, std::chrono::milliseconds(5000)));
     if (!reply)

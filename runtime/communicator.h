@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "runtime/curve.h"
 #include "runtime/protocol.h"
@@ -123,13 +124,15 @@ private:
     std::unique_ptr<zmq::socket_t> monitor; ///< disconnects and failed handshakes of `socket`
     bool connected = false;                 ///< a reply came back: disconnects matter from now
     bool completed = false;                 ///< we said `complete`: it may go away
-    bool lost = false; ///< it closed the connection before we completed: never wait on it again
+    bool lost = false;    ///< it closed the connection before we completed: never wait on it again
+    bool greeted = false; ///< it accepted our HELLO on this socket: it hears nothing else before
   };
 
   int64_t trainerId_;
   std::vector<std::string> endpoints_;
   Timeouts timeouts_;
   CurveConfig curve_;
+  std::optional<JobIdentity> job_; ///< what connect() said HELLO with
   int64_t step_ = 0;
   int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
@@ -142,6 +145,7 @@ private:
   bool pserversCheckpoint_ = false, needsRecovery_ = false;
   /// Checkpointing pservers: the HELLOs of connect() found them at different steps, or a
   /// reconnect; all go back to the lowest.
+  proto::MsgHeader helloHeader(const JobIdentity &job, int64_t step) const;
   llvm::Error alignCheckpointSteps(const JobIdentity &job,
                                    const std::map<std::string, int64_t> &steps);
 };

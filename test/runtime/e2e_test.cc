@@ -214,6 +214,29 @@ TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint"
   CHECK_THAT(readFile(dir + "/run/trainer.1.log"), Contains("pserver " + endpoint));
 }
 
+TEST_CASE("trainers that wait in vain for a checkpointing pserver to come back tell the other "
+          "pserver, which ends at once",
+          "[e2e][runtime][fault][checkpoint]") {
+  // pserver.0 is killed and not restarted. The trainers wait the connect timeout for it, on
+  // fresh connections to every pserver, then give up: pserver.1 must hear that they left, not
+  // wait for their next barrier until its own timeout (a minute here, as by default).
+  std::string dir = scratchDir("e2e_pserver_not_back");
+  makeFitALine(dir + "/model", "--batch-size=10 --epochs=300");
+  std::string out =
+      runJob(dir + "/model", dir + "/run", "pserver.0", "0.2",
+             "--mode sync --checkpoint-every 50 --checkpoint-dir " + dir +
+                 "/ckpt --connect-timeout-ms 2000 --barrier-timeout-ms 60000",
+             nullptr, "paddle1", "VICTIM_WAIT_IN=trainer.0 VICTIM_WAIT_FOR='step 316/'");
+  std::string log = readFile(dir + "/run/pserver.1.log");
+  INFO(out << log);
+  CHECK_THAT(out, Contains("pserver.0 137") && Contains("trainer.0 1") && Contains("trainer.1 1") &&
+                      Contains("pserver.1 3"));
+  CHECK_THAT(log, Contains("trainer 0 left after an error") &&
+                      Contains("trainer 1 left after an error") &&
+                      Contains("trainer(s) 0, 1 failed"));
+  CHECK_THAT(log, !Contains("timed out"));
+}
+
 TEST_CASE("a sync pserver killed mid-run and restarted resumes from its checkpoint: the job "
           "ends with the bits of an uninterrupted run",
           "[e2e][runtime][fault][checkpoint]") {
