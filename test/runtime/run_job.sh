@@ -96,11 +96,13 @@ if [ "$victim" != none ]; then
   sleep "$after"
   # `timeout` runs oar-executor as its child: kill that child, as a crash would.
   child=$(pgrep -P "${pids[$victim]}")
-  kill -"${VICTIM_SIGNAL:-KILL}" $child
-  for _ in $(seq 2 "${VICTIM_SIGNALS:-1}"); do # a storm: again until it ends or N were sent
-    sleep 0.002
-    kill -"${VICTIM_SIGNAL:-KILL}" $child 2>/dev/null || break
-  done
+  if [ -n "$child" ]; then # else it has ended already
+    kill -"${VICTIM_SIGNAL:-KILL}" "$child"
+    for _ in $(seq 2 "${VICTIM_SIGNALS:-1}"); do # a storm: again until it ends or N were sent
+      sleep 0.002
+      kill -"${VICTIM_SIGNAL:-KILL}" "$child" 2>/dev/null || break
+    done
+  fi
   if [ -n "${RESTART_AFTER:-}" ]; then # start it again, as an operator or a supervisor would
     wait "${pids[$victim]}"
     echo "$victim $?"
