@@ -480,15 +480,12 @@ llvm::Error Communicator::complete(const std::string &failure) {
   for (const std::string &ep : endpoints_) {
     // A reconnect that failed left fresh sockets that said no HELLO to some pservers, and a
     // pserver refuses anything else on such a connection: it would wait on us until it timed out.
-    if (job_ && !connections_[ep].greeted) {
-      auto hello = roundTrip({{helloHeader(*job_, 0), nullptr, ep}}, "completing", wait);
-      if (!hello) {
-        result = llvm::joinErrors(std::move(result), hello.takeError());
-        continue;
-      }
-      connections_[ep].greeted = true;
-    }
-    auto reply = roundTrip({{header, nullptr, ep}}, "completing", wait);
+    // The HELLO goes out with the COMPLETE, so that both are sent even if we stop waiting.
+    std::vector<Request> goodbye;
+    if (job_ && !connections_[ep].greeted)
+      goodbye.push_back({helloHeader(*job_, 0), nullptr, ep});
+    goodbye.push_back({header, nullptr, ep});
+    auto reply = roundTrip(goodbye, "completing", wait);
     if (!reply)
       result = llvm::joinErrors(std::move(result), reply.takeError());
   }

@@ -67,7 +67,8 @@ public:
   llvm::Error barrier(proto::MsgKind kind,
                       const std::vector<std::pair<std::string, std::string>> &prefetch = {});
   /// Tells every pserver this trainer is done (Paddle's exe.close()); `failure` is the reason
-  /// when it stops because of an error. Errors are reported but every pserver is told.
+  /// when it stops because of an error. Errors are reported but every pserver is told; one this
+  /// trainer has a new connection to (after a reconnect that failed) gets a HELLO first.
   llvm::Error complete(const std::string &failure = "");
   /// After a failed connect(): tells the pservers that took this trainer's HELLO that it failed,
   /// so they end the job now instead of waiting for it until a timeout.
@@ -143,9 +144,10 @@ private:
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;
   bool pserversCheckpoint_ = false, needsRecovery_ = false;
+  /// The HELLO that opens a connection to a pserver: this trainer's job, at `step`.
+  proto::MsgHeader helloHeader(const JobIdentity &job, int64_t step) const;
   /// Checkpointing pservers: the HELLOs of connect() found them at different steps, or a
   /// reconnect; all go back to the lowest.
-  proto::MsgHeader helloHeader(const JobIdentity &job, int64_t step) const;
   llvm::Error alignCheckpointSteps(const JobIdentity &job,
                                    const std::map<std::string, int64_t> &steps);
 };
