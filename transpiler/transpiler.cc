@@ -157,6 +157,12 @@ llvm::Error writeTranspiled(const TranspileResult &r, llvm::StringRef dir, bool 
   if (ec)
     return makeError("{0}: cannot write: {1}", planPath, ec.message());
   os << r.plan.text();
+  os.close();
+  if (os.has_error()) {
+    std::error_code failed = os.error();
+    os.clear_error(); // an error left set makes the stream's destructor end the process
+    return makeError("{0}: write failed: {1}", planPath, failed.message());
+  }
   return llvm::Error::success();
 }
 

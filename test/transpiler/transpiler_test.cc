@@ -12,6 +12,7 @@
 #include "ir/verify.h"
 #include "test/support/expect.h"
 #include "transpiler/transpiler.h"
+#include "llvm/Support/FileSystem.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;
@@ -278,6 +279,17 @@ TEST_CASE("transpiling twice writes byte-identical files", "[transpiler]") {
   for (const char *f : {"trainer.pb", "trainer.startup.pb", "pserver.0.pb", "pserver.2.startup.pb",
                         "pserver.1.pbtxt", "plan.txt"})
     CHECK(readFile(a + "/" + f) == readFile(b + "/" + f));
+}
+
+TEST_CASE("a plan that cannot be written is an error naming it", "[transpiler][errors]") {
+  // plan.txt links to a device that takes no bytes: the write fails when the stream flushes.
+  std::string dir = scratchDir("plan_unwritable");
+  llvm::sys::fs::remove(dir + "/plan.txt");
+  REQUIRE(!llvm::sys::fs::create_link("/dev/full", dir + "/plan.txt"));
+  ModelBuilder m = fitALine();
+  TranspileResult r = requireValue(transpile(m.main(), m.startup(), config(2, "sync")));
+  CHECK_THAT(errorText(writeTranspiled(r, dir, false, "test")),
+             Contains(dir + "/plan.txt: write failed"));
 }
 
 TEST_CASE("bad configurations get one-line errors naming them", "[transpiler][errors]") {
