@@ -178,7 +178,8 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
                      llvm::toString(msg.takeError()));
   if (msg->header.kind() == proto::REPLY_ERROR) {
     lastFailureWasRefusal_ = true;
-    needsRecovery_ |= msg->header.has_rolled_back_to();
+    lastRefusalWasRollback_ = msg->header.has_rolled_back_to();
+    needsRecovery_ |= lastRefusalWasRollback_;
     return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
                      kindName(r.header.kind()), r.header.var(), msg->header.error());
   }
@@ -294,13 +295,20 @@ llvm::Error Communicator::alignCheckpointSteps(const JobIdentity &job,
   return llvm::Error::success();
 }
 
+void Communicator::closeConnection(const std::string &endpoint) {
+  auto it = connections_.find(endpoint);
+  if (it == connections_.end())
+    return;
+  if (it->second.monitor)
+    it->second.monitor->close();
+  if (it->second.socket)
+    it->second.socket->close();
+  connections_.erase(it);
+}
+
 llvm::Error Communicator::reconnect(const JobIdentity &job) {
-  for (auto &[ep, c] : connections_) {
-    if (c.monitor)
-      c.monitor->close();
-    c.socket->close();
-  }
-  connections_.clear();
+  while (!connections_.empty())
+    closeConnection(connections_.begin()->first);
   unacked_.clear();
   prefetched_.clear();
   needsRecovery_ = false;
@@ -482,10 +490,22 @@ llvm::Error Communicator::complete(const std::string &failure) {
     // pserver refuses anything else on such a connection: it would wait on us until it timed out.
     // The HELLO goes out with the COMPLETE, so that both are sent even if we stop waiting.
     std::vector<Request> goodbye;
-    if (job_ && !connections_[ep].greeted)
+    bool greeted = connections_[ep].greeted;
+    if (job_ && !greeted)
       goodbye.push_back({helloHeader(*job_, 0), nullptr, ep});
     goodbye.push_back({header, nullptr, ep});
+    lastRefusalWasRollback_ = false;
     auto reply = roundTrip(goodbye, "completing", wait);
+    // A pserver that went back to a checkpoint at another trainer's request forgot our HELLO
+    // and refuses the COMPLETE: greet it again, or it waits on us until its idle timeout.
+    // A fresh socket, so that replies still queued on the old one (acknowledgements refused
+    // for the same reason) are not read as the answers to these.
+    if (!reply && job_ && greeted && lastRefusalWasRollback_) {
+      llvm::consumeError(reply.takeError());
+      closeConnection(ep);
+      reply = roundTrip({{helloHeader(*job_, 0), nullptr, ep}, {header, nullptr, ep}}, "completing",
+                        wait);
+    }
     if (!reply)
       result = llvm::joinErrors(std::move(result), reply.takeError());
   }

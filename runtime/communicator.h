@@ -68,7 +68,9 @@ public:
                       const std::vector<std::pair<std::string, std::string>> &prefetch = {});
   /// Tells every pserver this trainer is done (Paddle's exe.close()); `failure` is the reason
   /// when it stops because of an error. Errors are reported but every pserver is told; one this
-  /// trainer has a new connection to (after a reconnect that failed) gets a HELLO first.
+  /// trainer has a new connection to (after a reconnect that failed) gets a HELLO first, and one
+  /// that forgot this trainer's HELLO (it went back to a checkpoint at another trainer's
+  /// request) gets one on a fresh connection.
   llvm::Error complete(const std::string &failure = "");
   /// After a failed connect(): tells the pservers that took this trainer's HELLO that it failed,
   /// so they end the job now instead of waiting for it until a timeout.
@@ -115,6 +117,9 @@ private:
   /// Waits for the acknowledgements of the sends issued without waiting.
   llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);
+  /// Closes the socket to `endpoint` (replies still queued on it go with it); the next request
+  /// opens a fresh one, which must say HELLO first.
+  void closeConnection(const std::string &endpoint);
   std::string who() const;
   /// An error if a pserver we still need has closed its connection (e.g. it was killed): a
   /// trainer blocked on a healthy pserver can then name the one that is gone.
@@ -137,6 +142,8 @@ private:
   int64_t step_ = 0;
   int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
+  /// The last error reply said the pserver went back to a checkpoint (it forgot our HELLO).
+  bool lastRefusalWasRollback_ = false;
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
   std::vector<Request> unacked_;              ///< sends whose acknowledgement is still to be read

@@ -253,6 +253,37 @@ TEST_CASE("a pserver whose trainer failed ends with an error naming it, not succ
   CHECK_THAT(server.get(), Contains("trainer(s) 1 failed; the first: step 3: loss is nan"));
 }
 
+TEST_CASE("a trainer that gives up after another one took a checkpointing pserver back still "
+          "tells it that it left",
+          "[runtime][checkpoint]") {
+  // Trainer 0 reconnects and takes the pserver back to its checkpoint, which makes the pserver
+  // forget trainer 1's HELLO. Trainer 1 then gives up: its COMPLETE on the old connection is
+  // refused, and unless it says HELLO again the pserver waits on it until its idle timeout.
+  OnePserverJob job;
+  NodeOptions opts;
+  opts.timeouts = shortTimeouts();
+  opts.checkpointDir = scratchDir("pserver_rollback_complete");
+  opts.checkpointEvery = 1;
+  auto server = servePserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts);
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  Tensor w = Tensor::fromVector<float>({13, 1}, std::vector<float>(13, 0.5f));
+  Tensor b = Tensor::fromVector<float>({1}, {0.5f});
+  for (int step = 0; step < 2; ++step)
+    for (Communicator *t : {&t0, &t1}) {
+      REQUIRE_OK(t->sendVars({{"fc_0.w_0@GRAD", &w}, {"fc_0.b_0@GRAD", &b}},
+                             {job.endpoint, job.endpoint}));
+      REQUIRE_OK(t->barrier(proto::SEND_BARRIER));
+    }
+  REQUIRE_OK(t0.reconnect(job.job()));
+  CHECK(t0.step() == 2);
+  REQUIRE_OK(t1.complete("gave up"));
+  REQUIRE_OK(t0.complete());
+  REQUIRE(server.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  CHECK_THAT(server.get(), Contains("trainer(s) 1 failed; the first: gave up"));
+}
+
 TEST_CASE("async: a trainer declared lost is refused from then on, and nothing of it applied",
           "[runtime]") {
   OnePserverJob job("async");
