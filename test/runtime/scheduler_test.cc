@@ -206,15 +206,18 @@ TEST_CASE("elastic async: a third trainer joins the running job through the sche
                     " DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2";
   std::string node = "timeout 120 " + binDir() + "/oar-executor --elastic";
   std::string job = " --main model/main.pb --startup model/startup.pb --mode async";
-  // Trainer 1 trains 20 epochs and leaves; trainer 2 joins once trainer 0 (150 epochs) trains.
+  // Trainer 1 trains 20 epochs and leaves; trainer 2 joins once trainer 0 trains. Trainer 0's
+  // 600 epochs (12,600 steps) take seconds on a fast machine, many times what a joining
+  // trainer needs to start and register: with 150 and a pause before the join, trainer 0 had
+  // finished (and the pservers with it) before trainer 2 got in, on a machine doing 5k steps/s.
   std::string script =
       "cd " + dir + "; export " + env + "\n" +                        //
       "DMLC_ROLE=scheduler " + node + " > s.log 2>&1 & s=$!\n" +      //
       "DMLC_ROLE=server " + node + job + " > p0.log 2>&1 & p0=$!\n" + //
       "DMLC_ROLE=server " + node + job + " > p1.log 2>&1 & p1=$!\n" + //
-      "DMLC_ROLE=worker " + node + job + " --trainer-id 0 --epochs 150 > t0.log 2>&1 & t0=$!\n" +
+      "DMLC_ROLE=worker " + node + job + " --trainer-id 0 --epochs 600 > t0.log 2>&1 & t0=$!\n" +
       "DMLC_ROLE=worker " + node + job + " --trainer-id 1 --epochs 20 > t1.log 2>&1 & t1=$!\n" +
-      "for i in $(seq 600); do grep -q 'step 1/' t0.log && break; sleep 0.1; done; sleep 0.5\n" +
+      "for i in $(seq 600); do grep -q 'step 1/' t0.log && break; sleep 0.1; done\n" +
       "DMLC_ROLE=worker " + node + job + " --epochs 100 > t2.log 2>&1 & t2=$!\n" +
       "for n in s p0 p1 t0 t1 t2; do wait ${!n}; echo \"$n $?\"; done\n";
   writeFile(dir + "/elastic.sh", script);
