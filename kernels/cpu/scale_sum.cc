@@ -46,19 +46,54 @@ template <typename T> static llvm::Error sumWithRows(KernelContext &ctx) {
   return llvm::Error::success();
 }
 
-// Out may be one of the inputs (in-place accumulation), so sum into a temporary first.
+/// Whether `out` shares memory with an input the sum still reads after writing out: any input
+/// but the first, or the first other than as the same buffer (out += ... in place is fine).
+template <typename T>
+static bool outOverlapsLaterInput(KernelContext &ctx, const T *out, int64_t n) {
+  auto overlaps = [&](const T *in) { return in < out + n && out < in + n; };
+  const T *first = ctx.input("X", 0).data<T>();
+  if (first != out && overlaps(first))
+    return true;
+  for (size_t i = 1; i < ctx.inputCount("X"); ++i)
+    if (overlaps(ctx.input("X", i).data<T>()))
+      return true;
+  return false;
+}
+
+// Adds the inputs in order: Out = X0 + X1, then += X2 and so on. Written straight into Out,
+// one pass for two inputs (a sync pserver's trainer copies), unless Out shares memory with an
+// input read later; then through a temporary, with the same additions in the same order.
 template <typename T> static llvm::Error sum(KernelContext &ctx) {
-  for (size_t i = 0; i < ctx.inputCount("X"); ++i)
+  const size_t count = ctx.inputCount("X");
+  for (size_t i = 0; i < count; ++i)
     if (ctx.inputIsRows("X", i))
       return sumWithRows<T>(ctx);
   int64_t n = ctx.input("X", 0).numel();
-  std::vector<T> acc(ctx.input("X", 0).data<T>(), ctx.input("X", 0).data<T>() + n);
-  for (size_t i = 1; i < ctx.inputCount("X"); ++i) {
+  const T *first = ctx.input("X", 0).data<T>();
+  T *out = ctx.output("Out").data<T>();
+  if (!outOverlapsLaterInput(ctx, out, n)) {
+    if (count == 1) {
+      if (out != first)
+        std::copy_n(first, n, out);
+      return llvm::Error::success();
+    }
+    const T *second = ctx.input("X", 1).data<T>();
+    for (int64_t e = 0; e < n; ++e)
+      out[e] = first[e] + second[e];
+    for (size_t i = 2; i < count; ++i) {
+      const T *in = ctx.input("X", i).data<T>();
+      for (int64_t e = 0; e < n; ++e)
+        out[e] += in[e];
+    }
+    return llvm::Error::success();
+  }
+  std::vector<T> acc(first, first + n);
+  for (size_t i = 1; i < count; ++i) {
     const T *in = ctx.input("X", i).data<T>();
     for (int64_t e = 0; e < n; ++e)
       acc[e] += in[e];
   }
-  std::copy(acc.begin(), acc.end(), ctx.output("Out").data<T>());
+  std::copy(acc.begin(), acc.end(), out);
   return llvm::Error::success();
 }
 OAR_CPU_FLOAT_KERNELS(sum, sum);
