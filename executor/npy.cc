@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ir/error.h"
+#include "ir/write_file.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -141,22 +142,13 @@ static llvm::Error writeNpyFile(const std::string &file, llvm::StringRef path, c
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::error_code ec;
-  llvm::raw_fd_ostream os(file, ec);
-  if (ec)
-    return makeError("{0}: cannot write: {1}", path, ec.message());
-  os.write(kMagic, 6);
-  os << '\x01' << '\x00';
-  uint16_t len = static_cast<uint16_t>(header.size());
-  os << static_cast<char>(len & 0xff) << static_cast<char>(len >> 8) << header;
-  os.write(static_cast<const char *>(t.raw()), t.bytes());
-  os.close();
-  if (os.has_error()) {
-    std::error_code failed = os.error();
-    os.clear_error(); // an error left set makes the stream's destructor abort the process
-    return makeError("{0}: write failed: {1}", path, failed.message());
-  }
-  return llvm::Error::success();
+  return writeFile(file, path, "", [&](llvm::raw_ostream &os) {
+    os.write(kMagic, 6);
+    os << '\x01' << '\x00';
+    uint16_t len = static_cast<uint16_t>(header.size());
+    os << static_cast<char>(len & 0xff) << static_cast<char>(len >> 8) << header;
+    os.write(static_cast<const char *>(t.raw()), t.bytes());
+  });
 }
 
 llvm::Error writeNpySynced(llvm::StringRef file, llvm::StringRef path, const Tensor &t) {

@@ -8,6 +8,7 @@
 #include "google/protobuf/text_format.h"
 #include "ir/error.h"
 #include "ir/names.h"
+#include "ir/write_file.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -146,18 +147,7 @@ llvm::Error saveProgram(const proto::Program &prog, llvm::StringRef path, llvm::
   else if (!appendProgramBytes(prog, bytes))
     return makeError("{0}: cannot write program: its {1} bytes are over protobuf's 2 GiB limit",
                      path, prog.ByteSizeLong());
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return makeError("{0}: cannot write program: {1}", path, ec.message());
-  os << bytes;
-  os.close();
-  if (os.has_error()) {
-    std::error_code failed = os.error();
-    os.clear_error(); // an error left set makes the stream's destructor end the process
-    return makeError("{0}: write failed: {1}", path, failed.message());
-  }
-  return llvm::Error::success();
+  return writeFile(path, path, " program", [&](llvm::raw_ostream &os) { os << bytes; });
 }
 
 AttrValue::AttrValue(std::vector<int64_t> v) {

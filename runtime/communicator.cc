@@ -200,6 +200,7 @@ llvm::Error Communicator::drainAcks() {
 llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<Request> &requests,
                                                              const char *what,
                                                              std::chrono::milliseconds timeout) {
+  lastFailureWasRefusal_ = lastRefusalWasRollback_ = false; // they describe this round trip
   try {
     // Send first, then read: a pserver answers each connection in order, so the outstanding
     // acknowledgements come before these replies, and the requests need not wait for them.
@@ -238,7 +239,6 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
     auto start = std::chrono::steady_clock::now();
     std::chrono::milliseconds backoff(50);
     for (int attempt = 1;; ++attempt) {
-      lastFailureWasRefusal_ = false;
       // A short wait per attempt (a HELLO sent before the pserver bound is simply retried),
       // never past the connect timeout.
       auto left = timeouts_.connect - std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -256,12 +256,7 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
       if (lastFailureWasRefusal_) // a job mismatch: retrying cannot help
         return makeError("{0}", why);
       // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
-      if (Connection &c = connections_[ep]; c.socket) {
-        if (c.monitor)
-          c.monitor->close();
-        c.socket->close();
-      }
-      connections_.erase(ep);
+      closeConnection(ep);
       auto waited = std::chrono::steady_clock::now() - start;
       if (waited > timeouts_.connect || stopRequested())
         return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3:f2} s; is it "
@@ -490,11 +485,11 @@ llvm::Error Communicator::complete(const std::string &failure) {
     // pserver refuses anything else on such a connection: it would wait on us until it timed out.
     // The HELLO goes out with the COMPLETE, so that both are sent even if we stop waiting.
     std::vector<Request> goodbye;
-    bool greeted = connections_[ep].greeted;
+    auto it = connections_.find(ep);
+    bool greeted = it != connections_.end() && it->second.greeted;
     if (job_ && !greeted)
       goodbye.push_back({helloHeader(*job_, 0), nullptr, ep});
     goodbye.push_back({header, nullptr, ep});
-    lastRefusalWasRollback_ = false;
     auto reply = roundTrip(goodbye, "completing", wait);
     // A pserver that went back to a checkpoint at another trainer's request forgot our HELLO
     // and refuses the COMPLETE: greet it again, or it waits on us until its idle timeout.

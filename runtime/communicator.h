@@ -142,7 +142,7 @@ private:
   int64_t step_ = 0;
   int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
-  /// The last error reply said the pserver went back to a checkpoint (it forgot our HELLO).
+  /// ... which said the pserver went back to a checkpoint (it forgot our HELLO).
   bool lastRefusalWasRollback_ = false;
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;

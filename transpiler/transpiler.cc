@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/error.h"
+#include "ir/write_file.h"
 #include "transpiler/arena_blocks.h"
 #include "transpiler/passes.h"
 #include "llvm/Support/FileSystem.h"
@@ -152,18 +153,7 @@ llvm::Error writeTranspiled(const TranspileResult &r, llvm::StringRef dir, bool 
   }
   llvm::SmallString<256> planPath(dir);
   llvm::sys::path::append(planPath, "plan.txt");
-  std::error_code ec;
-  llvm::raw_fd_ostream os(planPath, ec);
-  if (ec)
-    return makeError("{0}: cannot write: {1}", planPath, ec.message());
-  os << r.plan.text();
-  os.close();
-  if (os.has_error()) {
-    std::error_code failed = os.error();
-    os.clear_error(); // an error left set makes the stream's destructor end the process
-    return makeError("{0}: write failed: {1}", planPath, failed.message());
-  }
-  return llvm::Error::success();
+  return writeFile(planPath, planPath, "", [&](llvm::raw_ostream &os) { os << r.plan.text(); });
 }
 
 } // namespace oar

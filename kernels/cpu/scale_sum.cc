@@ -62,7 +62,7 @@ static bool outOverlapsLaterInput(KernelContext &ctx, const T *out, int64_t n) {
 
 // Adds the inputs in order: Out = X0 + X1, then += X2 and so on. Written straight into Out,
 // one pass for two inputs (a sync pserver's trainer copies), unless Out shares memory with an
-// input read later; then through a temporary, with the same additions in the same order.
+// input read later; then into a temporary copied to Out, with the same additions.
 template <typename T> static llvm::Error sum(KernelContext &ctx) {
   const size_t count = ctx.inputCount("X");
   for (size_t i = 0; i < count; ++i)
@@ -71,29 +71,27 @@ template <typename T> static llvm::Error sum(KernelContext &ctx) {
   int64_t n = ctx.input("X", 0).numel();
   const T *first = ctx.input("X", 0).data<T>();
   T *out = ctx.output("Out").data<T>();
-  if (!outOverlapsLaterInput(ctx, out, n)) {
-    if (count == 1) {
-      if (out != first)
-        std::copy_n(first, n, out);
-      return llvm::Error::success();
-    }
+  std::vector<T> temporary;
+  T *acc = out;
+  if (outOverlapsLaterInput(ctx, out, n)) {
+    temporary.resize(n);
+    acc = temporary.data();
+  }
+  if (count == 1) {
+    if (acc != first)
+      std::copy_n(first, n, acc);
+  } else {
     const T *second = ctx.input("X", 1).data<T>();
     for (int64_t e = 0; e < n; ++e)
-      out[e] = first[e] + second[e];
-    for (size_t i = 2; i < count; ++i) {
-      const T *in = ctx.input("X", i).data<T>();
-      for (int64_t e = 0; e < n; ++e)
-        out[e] += in[e];
-    }
-    return llvm::Error::success();
+      acc[e] = first[e] + second[e];
   }
-  std::vector<T> acc(first, first + n);
-  for (size_t i = 1; i < count; ++i) {
+  for (size_t i = 2; i < count; ++i) {
     const T *in = ctx.input("X", i).data<T>();
     for (int64_t e = 0; e < n; ++e)
       acc[e] += in[e];
   }
-  std::copy(acc.begin(), acc.end(), out);
+  if (acc != out)
+    std::copy_n(acc, n, out);
   return llvm::Error::success();
 }
 OAR_CPU_FLOAT_KERNELS(sum, sum);
