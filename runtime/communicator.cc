@@ -1,6 +1,7 @@
 // The trainer's communicator.
 #include "runtime/communicator.h"
 #include "runtime/memory_policy.h"
+#include "runtime/peer_memory.h"
 
 #include <cstring>
 #include <thread>
@@ -171,7 +172,8 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
       llvm::consumeError(std::move(err));
     }
   }
-  connections_[r.endpoint].connected = true;
+  Connection &c = connections_[r.endpoint];
+  c.connected = true;
   auto msg = decodeMessage(*frames, 0);
   if (!msg)
     return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
@@ -183,6 +185,13 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
     return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
                      kindName(r.header.kind()), r.header.var(), msg->header.error());
   }
+  if (r.header.kind() == proto::HELLO) { // what each side may read from the other's memory
+    c.pserverPid = verifiedPeerPid(msg->header, msg->senderPid);
+    c.readsOurMemory = msg->header.reads_peer_memory();
+  }
+  if (msg->inPeerMemory())
+    if (llvm::Error err = readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint))
+      return makeError("{0}: {1}", who(), llvm::toString(std::move(err)));
   return msg;
 }
 
@@ -190,11 +199,26 @@ llvm::Error Communicator::drainAcks() {
   // Replies come back in order per pserver, so these precede any later request's reply.
   for (const Request &r : unacked_)
     if (auto ack = awaitReply(r, "sending", timeouts_.reply); !ack) {
-      unacked_.clear();
+      forgetUnacked();
       return ack.takeError();
     }
   unacked_.clear();
   return llvm::Error::success();
+}
+
+void Communicator::forgetUnacked() {
+  for (Request &r : unacked_)
+    if (r.keep)
+      unackedAfterFailure_.push_back(std::move(r.keep));
+  unacked_.clear();
+}
+
+Communicator::Request Communicator::getVarRequest(const std::string &var,
+                                                  const std::string &endpoint, int64_t step) {
+  Request r{makeHeader(proto::GET_VAR, var, trainerId_, step), nullptr, endpoint};
+  if (auto it = connections_.find(endpoint); it != connections_.end() && it->second.pserverPid)
+    r.header.set_accepts_peer_memory(true);
+  return r;
 }
 
 llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<Request> &requests,
@@ -224,6 +248,7 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
 
 proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step) const {
   proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, step);
+  offerPeerMemory(hello);
   hello.set_mode(job.mode);
   hello.set_trainers(job.trainers);
   hello.set_plan_digest(job.planDigest);
@@ -304,7 +329,7 @@ void Communicator::closeConnection(const std::string &endpoint) {
 llvm::Error Communicator::reconnect(const JobIdentity &job) {
   while (!connections_.empty())
     closeConnection(connections_.begin()->first);
-  unacked_.clear();
+  forgetUnacked();
   prefetched_.clear();
   needsRecovery_ = false;
   return connect(job);
@@ -317,9 +342,17 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
   try {
     for (size_t i = 0; i < vars.size(); ++i) {
       Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
+      auto c = connections_.find(endpoints[i]);
+      if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
+          worthPeerMemory(r.tensor)) {
+        // Nothing writes a sent gradient before the step's barrier, which waits for this
+        // acknowledgement; only a sync pserver reads our memory.
+        placeInPeerMemory(r.header, *r.tensor);
+        r.keep = r.tensor->buffer();
+      }
       if (llvm::Error err = sendRequest(r, "sending"))
         return err;
-      r.tensor = nullptr; // the message keeps the buffer alive; the tensor may change
+      r.tensor = nullptr; // the message (or `keep`) keeps the buffer alive; the tensor may change
       unacked_.push_back(std::move(r));
       // A pserver's ROUTER drops replies past its queue limit (1000): stay well below it.
       if (unacked_.size() >= kMaxUnacked)
@@ -409,10 +442,9 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   }
   std::vector<Request> reqs;
   for (size_t i = 0; i < names.size(); ++i)
-    reqs.push_back(
-        {makeHeader(proto::GET_VAR, names[i], trainerId_, step_), nullptr, endpoints[i]});
+    reqs.push_back(getVarRequest(names[i], endpoints[i], step_));
   for (const auto &[var, ep] : ahead)
-    reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_), nullptr, ep});
+    reqs.push_back(getVarRequest(var, ep, step_));
   // The values are replaced: let go of the old buffers first, so the replies land in memory
   // just freed (still mapped and cached) instead of beside it, and a trainer never holds a
   // param twice. On an error they stay empty; a trainer then fails, or recovers by fetching
@@ -456,7 +488,7 @@ Communicator::barrier(proto::MsgKind kind,
   }
   // The fetches belong to the step the barrier closes (the step after it advances).
   for (const auto &[var, ep] : prefetch)
-    reqs.push_back({makeHeader(proto::GET_VAR, var, trainerId_, step_ + 1), nullptr, ep});
+    reqs.push_back(getVarRequest(var, ep, step_ + 1));
   auto replies = roundTrip(reqs, "in send_barrier", heldReplyTimeout());
   if (!replies)
     return replies.takeError();

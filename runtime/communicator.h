@@ -100,6 +100,8 @@ private:
     proto::MsgHeader header;
     const Tensor *tensor = nullptr;
     std::string endpoint;
+    /// A payload the pserver reads from our memory: alive until it acknowledged.
+    std::shared_ptr<std::byte> keep = {};
   };
   /// Collects outstanding acknowledgements, sends every request, then one reply per request.
   /// `timeout` 0 means the reply timeout.
@@ -132,6 +134,8 @@ private:
     bool completed = false;                 ///< we said `complete`: it may go away
     bool lost = false;    ///< it closed the connection before we completed: never wait on it again
     bool greeted = false; ///< it accepted our HELLO on this socket: it hears nothing else before
+    pid_t pserverPid = 0;        ///< its memory probe read back: we may read its replies there
+    bool readsOurMemory = false; ///< it reads our large gradients from our memory
   };
 
   int64_t trainerId_;
@@ -147,6 +151,13 @@ private:
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
   std::vector<Request> unacked_;              ///< sends whose acknowledgement is still to be read
+  /// Payloads a pserver may still read from our memory after we stopped waiting for its
+  /// acknowledgement: freed, their memory could hold other bytes by the time it reads.
+  std::vector<std::shared_ptr<std::byte>> unackedAfterFailure_;
+  /// Drops the outstanding acknowledgements, keeping their payloads (see above).
+  void forgetUnacked();
+  /// A GET_VAR of `var` from `endpoint` for `step`; the reply may come through peer memory.
+  Request getVarRequest(const std::string &var, const std::string &endpoint, int64_t step);
   std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;

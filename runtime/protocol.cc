@@ -1,5 +1,6 @@
 // Encoding, decoding and checking runtime messages.
 #include "runtime/protocol.h"
+#include "runtime/peer_memory.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -79,7 +80,7 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
   std::string bytes = h.SerializeAsString();
   sendFrame(socket, zmq::message_t(bytes.data(), bytes.size()), zmq::send_flags::sndmore);
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
-  if (!tensor || !tensor->initialized() || tensor->bytes() == 0) {
+  if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h.peer_address() != 0) {
     sendFrame(socket, zmq::message_t(), last);
     return;
   }
@@ -147,6 +148,8 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
     return makeError("protocol version {0}, expected {1}", msg.header.version(), kProtocolVersion);
   if (msg.header.kind() == proto::MSG_UNSET || !proto::MsgKind_IsValid(msg.header.kind()))
     return makeError("message kind {0} is unknown", static_cast<int>(msg.header.kind()));
+  if (!msg.header.probe().empty() || msg.header.peer_address() != 0) // see peer_memory.h
+    msg.senderPid = localSenderPid(head);
   const zmq::message_t &payload = frames[first + 1];
   if (msg.header.dims_size() == 0 && msg.header.dtype() == proto::DTYPE_UNSET) {
     if (payload.size() != 0)
@@ -168,6 +171,14 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
       return makeError(
           "{0}: dims {1} hold too many elements", msg.header.var(),
           dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())));
+  }
+  if (msg.header.peer_address() != 0) { // the receiver reads it from the sender's memory
+    if (payload.size() != 0 || numel == 0)
+      return makeError("{0}: a payload in the sender's memory comes with an empty frame and "
+                       "holds at least one element",
+                       msg.header.var());
+    msg.peerBytes = static_cast<size_t>(numel) * elem;
+    return msg;
   }
   if (static_cast<size_t>(numel) * elem != payload.size())
     return makeError(

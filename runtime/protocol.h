@@ -26,6 +26,12 @@ struct Timeouts {
 struct Message {
   proto::MsgHeader header;
   zmq::message_t payload;
+  /// The payload's size while it still lies in the sender's memory (header.peer_address; see
+  /// readPeerPayload), else 0.
+  size_t peerBytes = 0;
+  /// The sending process when it is on this host under our user (localSenderPid), else 0.
+  pid_t senderPid = 0;
+  bool inPeerMemory() const { return peerBytes > 0; }
   bool hasTensor() const { return header.dtype() != proto::DTYPE_UNSET; }
   std::vector<int64_t> dims() const { return {header.dims().begin(), header.dims().end()}; }
   /// Makes `dst` the payload itself (no copy); the message's payload is empty afterwards.
@@ -34,7 +40,8 @@ struct Message {
 };
 
 /// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer
-/// stays alive until ZeroMQ has sent it.
+/// stays alive until ZeroMQ has sent it. A header with peer_address set (placeInPeerMemory)
+/// goes with an empty payload frame: the receiver reads the bytes from this process.
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more = false);
 /// Sends one frame, again when a signal's handler interrupted the send (EINTR). Any other
@@ -42,7 +49,8 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
 /// reports that one by an empty result, which a caller ignoring it would take for a send.
 void sendFrame(zmq::socket_t &socket, zmq::message_t &&frame, zmq::send_flags flags);
 /// Decodes the frames of one message (after any routing frame): checks the protocol version,
-/// that the header parses, and that the payload size equals dims x dtype size.
+/// that the header parses, and that the payload size equals dims x dtype size (for a payload in
+/// the sender's memory, sets peerBytes to that size instead).
 llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first);
 /// Receives all frames of one message, waiting at most `timeout`; nullopt on timeout.
 std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,

@@ -13,6 +13,7 @@
 #include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
+#include "runtime/peer_memory.h"
 #include "runtime/pserver_checkpoint.h"
 #include "runtime/pserver_tables.h"
 #include "runtime/service_threads.h"
@@ -87,6 +88,12 @@ struct PserverLoop::Impl {
   /// trainer sends must come on that connection: a pserver restarted under a running job, or a
   /// peer that never said HELLO, cannot complete a trainer or feed it gradients.
   std::vector<std::string> helloPeer;
+  /// Sync: each trainer's process, when its HELLO's memory probe read back (see peer_memory.h):
+  /// its large gradients are read from its memory. 0: they come through the socket.
+  std::vector<pid_t> trainerPid;
+  /// Sync: the params a trainer reads from this pserver's memory, alive until it fetches them
+  /// again (the optimizer changes them in place only after every trainer fetched).
+  std::map<std::pair<int64_t, std::string>, std::shared_ptr<std::byte>> readFromOurMemory;
   std::map<int64_t, std::string> failures; ///< trainers that completed with an error, and why
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
@@ -191,6 +198,7 @@ struct PserverLoop::Impl {
     completed.assign(fanin, false);
     lost.assign(fanin, false);
     helloPeer.assign(fanin, "");
+    trainerPid.assign(fanin, 0);
     lastSeen.assign(fanin, Clock::now());
     if (resumeStep) {
       optimizedRounds = *resumeStep;
@@ -330,6 +338,7 @@ struct PserverLoop::Impl {
     completed.resize(t + 1, true);
     lost.resize(t + 1, false);
     helloPeer.resize(t + 1, "");
+    trainerPid.resize(t + 1, 0);
     lastSeen.resize(t + 1, Clock::now());
     completed[t] = false;
     log(llvm::formatv("trainer {0} joined the running job ({1} trainer slots)", t, t + 1).str());
@@ -358,7 +367,12 @@ struct PserverLoop::Impl {
   void replyVar(const std::string &peer, const proto::MsgHeader &req) {
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
     if (mode == "sync") { // params do not change until every trainer has fetched: no copy
-      reply(peer, h, scope.find(req.var()));
+      const Tensor *param = scope.find(req.var());
+      if (req.accepts_peer_memory() && worthPeerMemory(param)) {
+        placeInPeerMemory(h, *param);
+        readFromOurMemory[{req.trainer_id(), req.var()}] = param->buffer();
+      }
+      reply(peer, h, param);
       return;
     }
     // Updates may land while ZeroMQ sends: the thread that updates the param takes a snapshot
@@ -514,6 +528,9 @@ struct PserverLoop::Impl {
                        t);
     // Only an accepted message moves a trainer's clock: a refused one (a forged HELLO with a
     // huge step, say) must not lock the real trainer out.
+    if (m.inPeerMemory() && h.kind() != proto::SEND_VAR)
+      return makeError("a {0} message cannot leave its payload in the sender's memory",
+                       kindName(h.kind()));
     int64_t step = h.step(); // dispatch may move the message's contents away
     if (llvm::Error err = dispatch(peer, m, t))
       return err;
@@ -533,6 +550,12 @@ struct PserverLoop::Impl {
         if (llvm::Error err = rollback(h.rollback_to(), t))
           return err;
       helloPeer[t] = peer;
+      trainerPid[t] = mode == "sync" ? verifiedPeerPid(h, m.senderPid) : 0;
+      if (trainerPid[t])
+        log(llvm::formatv("trainer {0} runs on this host (process {1}): tensors of {2} KiB or "
+                          "more move through each other's memory",
+                          t, trainerPid[t], kPeerMemoryMinBytes >> 10)
+                .str());
       reply(peer, helloReply(t, h.step()));
       return llvm::Error::success();
     case proto::SEND_VAR: {
@@ -541,6 +564,9 @@ struct PserverLoop::Impl {
         return makeError("var {0} is not a gradient this pserver takes", h.var());
       if (llvm::Error err = checkPayload(m, h.var()))
         return err;
+      if (m.inPeerMemory()) // read before the acknowledgement, after which the trainer may move on
+        if (llvm::Error err = readPeerPayload(m, trainerPid[t], "trainer " + std::to_string(t)))
+          return err;
       if (mode == "sync" && h.step() != barrierRound[t])
         return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
                          h.step(), t, barrierRound[t]);
@@ -639,6 +665,10 @@ struct PserverLoop::Impl {
   proto::MsgHeader helloReply(int64_t t, int64_t step) const {
     proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, checkpoints ? optimizedRounds : step);
     ok.set_checkpoints(checkpoints.has_value());
+    if (mode == "sync") { // async params change while a trainer would read them
+      offerPeerMemory(ok);
+      ok.set_reads_peer_memory(trainerPid[t] != 0);
+    }
     return ok;
   }
 

@@ -91,6 +91,35 @@ TEST_CASE("pserver service threads change no bit of sync training", "[e2e][runti
   }
 }
 
+TEST_CASE("sync nodes of one host read large tensors from each other's memory and train the same "
+          "bits as through the socket",
+          "[e2e][runtime]") {
+  // The MLP's first weight (784x128) and its gradient exceed the threshold: they move through
+  // peer memory both ways; the small ones still go through the socket.
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  std::string dir = scratchDir("e2e_peer_memory");
+  makeModel(dir + "/model", "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                            "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
+                            "--momentum=0.9 --epochs=1 --batch-size=32 --format=npy --data=" +
+                                f.dir + "/x.npy," + f.dir + "/y.npy");
+  std::map<std::string, std::string> logs;
+  for (const char *peerMemory : {"1", "0"})
+    logs[peerMemory] = run(std::string("env OAR_PEER_MEMORY=") + peerMemory + " " + binDir() +
+                           "/oar-launch --server-num=1 --worker-num=2 --mode=sync --timeout=300 "
+                           "--worker-threads=1 --load " +
+                           f.dir + "/init --save " + dir + "/pm" + peerMemory + " " + dir +
+                           "/model");
+  for (const char *t : {"trainer 0", "trainer 1"})
+    CHECK_THAT(logs["1"], Contains(std::string(t) + " runs on this host (process "));
+  CHECK_THAT(logs["0"], !Contains("runs on this host"));
+  for (const std::string &p : f.params) {
+    INFO(p);
+    std::string viaMemory = readFile(dir + "/pm1/" + p + ".npy");
+    CHECK(!viaMemory.empty());
+    CHECK(viaMemory == readFile(dir + "/pm0/" + p + ".npy"));
+  }
+}
+
 TEST_CASE("oar-launch takes threads set by hand: node flags, its own flags, then OMP_NUM_THREADS",
           "[e2e][runtime]") {
   // A pserver's threads show in its first line, so each launch says what its pserver got.

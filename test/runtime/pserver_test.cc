@@ -11,6 +11,7 @@
 #include "runtime/launcher.h"
 #include "runtime/log_limiter.h"
 #include "runtime/node.h"
+#include "runtime/peer_memory.h"
 #include "test/runtime/pserver_job.h"
 #include "test/support/expect.h"
 #include "transpiler/transpiler.h"
@@ -240,6 +241,41 @@ TEST_CASE("a refused HELLO changes nothing: the real trainer still gets in", "[r
   proto::MsgHeader h = rawRequest(raw, {forged.SerializeAsString(), ""});
   CHECK(h.kind() == proto::REPLY_ERROR);
   job.finishCleanly(server, job.job()); // at step 0, after the refused step 10^12
+}
+
+TEST_CASE("a pserver reads no gradient from the memory of a peer it did not verify, itself "
+          "included",
+          "[runtime][errors]") {
+  OnePserverJob job;
+  auto server = job.serve();
+  zmq::context_t ctx;
+  zmq::socket_t raw(ctx, zmq::socket_type::dealer); // over the local IPC name: the kernel says
+  raw.set(zmq::sockopt::linger, 0);                 // which process we are
+  raw.connect(connectAddress(job.endpoint));
+  // Our probe reads back from our memory, but we are the pserver's own process: a peer that
+  // saw the pserver's probe in a HELLO reply could otherwise point it at its own memory.
+  proto::MsgHeader hi;
+  REQUIRE(hi.ParseFromString(hello(job)));
+  offerPeerMemory(hi);
+  proto::MsgHeader h = rawRequest(raw, {hi.SerializeAsString(), ""});
+  REQUIRE(h.kind() == proto::REPLY_OK);
+  CHECK_FALSE(h.reads_peer_memory());
+  float grad[13] = {};
+  proto::MsgHeader send = makeHeader(proto::SEND_VAR, "fc_0.w_0@GRAD", 0, 0);
+  send.set_dtype(proto::F32);
+  send.add_dims(13);
+  send.add_dims(1);
+  send.set_peer_address(reinterpret_cast<uint64_t>(grad));
+  CHECK_THAT(rawRequest(raw, {send.SerializeAsString(), ""}).error(),
+             Contains("trainer 0: fc_0.w_0@GRAD's payload lies in its memory, but it offered no "
+                      "probe that reads back"));
+  proto::MsgHeader barrier = makeHeader(proto::SEND_BARRIER, "", 0, 0);
+  barrier.set_dtype(proto::F32);
+  barrier.add_dims(13);
+  barrier.set_peer_address(reinterpret_cast<uint64_t>(grad));
+  CHECK_THAT(rawRequest(raw, {barrier.SerializeAsString(), ""}).error(),
+             Contains("a send_barrier message cannot leave its payload in the sender's memory"));
+  job.finishCleanly(server, job.job()); // nothing was applied for step 0
 }
 
 TEST_CASE("a pserver whose trainer failed ends with an error naming it, not success", "[runtime]") {

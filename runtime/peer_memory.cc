@@ -1,0 +1,131 @@
+// process_vm_readv between the nodes of one host: one copy per payload, made by the receiver.
+#include "runtime/peer_memory.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include "ir/error.h"
+#include "runtime/protocol.h"
+
+namespace oar::runtime {
+
+namespace {
+
+using Probe = std::array<unsigned char, 16>;
+
+/// This process's probe: random, so that a peer naming another process's pid cannot match it.
+const Probe &ownProbe() {
+  static const Probe probe = [] {
+    Probe p;
+    std::random_device random;
+    for (unsigned char &b : p)
+      b = static_cast<unsigned char>(random());
+    return p;
+  }();
+  return probe;
+}
+
+/// Reads `n` bytes at `address` of process `pid` into `dst`; false with errno set otherwise.
+bool readFrom(pid_t pid, uint64_t address, void *dst, size_t n) {
+  size_t done = 0;
+  while (done < n) { // a read may stop short at a page boundary: go on from there
+    iovec local{static_cast<char *>(dst) + done, n - done};
+    iovec remote{reinterpret_cast<void *>(address + done), n - done};
+    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      if (got == 0)
+        errno = EFAULT;
+      return false;
+    }
+    done += static_cast<size_t>(got);
+  }
+  return true;
+}
+
+} // namespace
+
+bool peerMemoryEnabled() {
+  const char *off = std::getenv("OAR_PEER_MEMORY");
+  const char *tcp = std::getenv("OAR_LOCAL_TCP");
+  return !(off && std::strcmp(off, "0") == 0) && !(tcp && *tcp == '1');
+}
+
+pid_t localSenderPid(const zmq::message_t &frame) {
+  // "host:uid:gid:pid" for a Unix socket's peer; an IP address (no such tail) for TCP.
+  const char *address = zmq_msg_gets(frame.handle(), "Peer-Address");
+  if (!address)
+    return 0;
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  llvm::StringRef(address).split(parts, ':');
+  unsigned long uid = 0, pid = 0;
+  if (parts.size() != 4 || parts[1].getAsInteger(10, uid) || parts[3].getAsInteger(10, pid) ||
+      uid != getuid() || pid == 0 || pid > static_cast<unsigned long>(INT32_MAX))
+    return 0;
+  return static_cast<pid_t>(pid);
+}
+
+void offerPeerMemory(proto::MsgHeader &h) {
+  if (!peerMemoryEnabled())
+    return;
+  h.set_probe_address(reinterpret_cast<uint64_t>(ownProbe().data()));
+  h.set_probe(ownProbe().data(), ownProbe().size());
+}
+
+pid_t verifiedPeerPid(const proto::MsgHeader &h, pid_t pid) {
+  // Never ourselves: a peer that sees our probe in our reply could otherwise make us read our
+  // own memory (a key, say) into a gradient.
+  if (!peerMemoryEnabled() || pid <= 0 || pid == getpid() ||
+      h.probe().size() != Probe().size() || h.probe_address() == 0)
+    return 0;
+  Probe read;
+  if (!readFrom(pid, h.probe_address(), read.data(), read.size()))
+    return 0;
+  return std::memcmp(read.data(), h.probe().data(), read.size()) == 0 ? pid : 0;
+}
+
+bool worthPeerMemory(const Tensor *t) {
+  return t && t->initialized() && t->device() == Device::Cpu && t->bytes() >= kPeerMemoryMinBytes;
+}
+
+void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t) {
+  h.set_peer_address(reinterpret_cast<uint64_t>(t.raw()));
+}
+
+llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer) {
+  if (pid <= 0)
+    return makeError("{0}: {1}'s payload lies in its memory, but it offered no probe that "
+                     "reads back",
+                     peer, m.header.var());
+  if (m.senderPid != pid)
+    return makeError("{0}: {1}'s payload lies in the memory of a process other than the one "
+                     "that said HELLO",
+                     peer, m.header.var());
+  size_t n = m.peerBytes;
+  zmq::message_t payload;
+  try {
+    payload.rebuild(n);
+  } catch (const zmq::error_t &e) {
+    return makeError("{0}: cannot allocate {1} bytes for {2}: {3}", peer, n, m.header.var(),
+                     e.what());
+  }
+  if (!readFrom(pid, m.header.peer_address(), payload.data(), n))
+    return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
+                     m.header.var(), n, pid, std::strerror(errno));
+  m.payload = std::move(payload);
+  m.peerBytes = 0;
+  m.header.clear_peer_address();
+  return llvm::Error::success();
+}
+
+} // namespace oar::runtime

@@ -1,0 +1,49 @@
+// Same-host payloads read straight from the sender's memory instead of through a socket.
+#pragma once
+
+#include <sys/types.h>
+
+#include "executor/tensor.h"
+#include "llvm/Support/Error.h"
+#include "runtime/message.pb.h"
+#include "zmq.hpp"
+
+namespace oar::runtime {
+
+struct Message;
+
+/// Payloads at least this large go through peer memory where both sides agreed to it; smaller
+/// ones are cheaper as a socket frame than as a system call on each side.
+inline constexpr size_t kPeerMemoryMinBytes = 32 << 10;
+
+/// Off when OAR_PEER_MEMORY=0 is in the environment (every payload then goes through the
+/// socket), or when OAR_LOCAL_TCP=1 turns the same-host path off.
+bool peerMemoryEnabled();
+
+/// The process that sent `frame` when it came over a Unix socket from a process of our own
+/// user (the kernel's SO_PEERCRED, which ZeroMQ hands on as the "Peer-Address" property);
+/// 0 for TCP, another user, or no credentials.
+pid_t localSenderPid(const zmq::message_t &frame);
+
+/// Puts this process's probe (16 random bytes, alive as long as the process) into a HELLO or
+/// its reply.
+void offerPeerMemory(proto::MsgHeader &h);
+
+/// `pid` (the sender of `h`, from localSenderPid) when `h` carries a probe that reads back equal
+/// from that process's memory; 0 otherwise (another host, no permission to read it, no probe).
+pid_t verifiedPeerPid(const proto::MsgHeader &h, pid_t pid);
+
+/// Whether `t` is worth sending through peer memory.
+bool worthPeerMemory(const Tensor *t);
+
+/// Marks `h` as a message whose payload stays at `t`'s address in this process: sendMessage
+/// then sends an empty payload frame. The sender keeps the buffer alive and unchanged until the
+/// receiver is done with it.
+void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t);
+
+/// Reads the payload of `m` (header.peer_address, dims x dtype bytes, checked by decodeMessage)
+/// into `m.payload` from process `pid`, which the sender's HELLO (or its reply) verified and
+/// which must be the process that sent `m`. `peer` names the sender in the error.
+llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer);
+
+} // namespace oar::runtime

@@ -1,0 +1,148 @@
+// Peer memory: which process a message came from, the probe, and payloads read from another
+// process (a forked child, which holds the parent's memory as it was at the fork).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <numeric>
+
+#include "runtime/peer_memory.h"
+#include "runtime/protocol.h"
+#include "test/support/expect.h"
+
+using namespace oar;
+using namespace oar::runtime;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// A child process that holds this process's memory as it was at the fork, until destroyed.
+class ForkedTwin {
+public:
+  ForkedTwin() {
+    REQUIRE(pipe(release_) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) { // the child waits until the parent closes the pipe, touching nothing
+      close(release_[1]);
+      char c;
+      while (read(release_[0], &c, 1) > 0) {
+      }
+      _exit(0);
+    }
+    close(release_[0]);
+  }
+  ~ForkedTwin() { end(); }
+  void end() {
+    if (pid_ <= 0)
+      return;
+    close(release_[1]);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = 0;
+  }
+  pid_t pid() const { return pid_; }
+
+private:
+  int release_[2] = {-1, -1};
+  pid_t pid_ = 0;
+};
+
+/// A message whose f32 payload of `n` elements lies at `at` in its sender's memory.
+Message messageAt(const void *at, int64_t n, pid_t sender) {
+  proto::MsgHeader h = makeHeader(proto::SEND_VAR, "w@GRAD", 0, 0);
+  h.set_dtype(proto::F32);
+  h.add_dims(n);
+  h.set_peer_address(reinterpret_cast<uint64_t>(at));
+  std::string head = h.SerializeAsString();
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(head.data(), head.size());
+  frames.emplace_back();
+  Message m = requireValue(decodeMessage(frames, 0));
+  m.senderPid = sender;
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("the kernel names a local peer's process; a TCP peer has none", "[runtime]") {
+  zmq::context_t ctx;
+  zmq::socket_t server(ctx, zmq::socket_type::router);
+  server.set(zmq::sockopt::linger, 0);
+  server.bind("ipc://@oar-peer-memory-test-" + std::to_string(getpid()));
+  server.bind("tcp://127.0.0.1:*");
+  std::string tcp = server.get(zmq::sockopt::last_endpoint);
+  for (bool overIpc : {true, false}) {
+    zmq::socket_t client(ctx, zmq::socket_type::dealer);
+    client.set(zmq::sockopt::linger, 0);
+    client.connect(overIpc ? "ipc://@oar-peer-memory-test-" + std::to_string(getpid()) : tcp);
+    client.send(zmq::str_buffer("hi"));
+    auto frames = receiveFrames(server, std::chrono::milliseconds(3000));
+    REQUIRE(frames);
+    INFO("over IPC: " << overIpc);
+    CHECK(localSenderPid(frames->back()) == (overIpc ? getpid() : 0));
+  }
+}
+
+TEST_CASE("a probe verifies the process that holds it, never this one", "[runtime]") {
+  proto::MsgHeader h;
+  offerPeerMemory(h);
+  REQUIRE(h.probe().size() == 16);
+  ForkedTwin twin; // it holds the same probe at the same address
+  CHECK(verifiedPeerPid(h, twin.pid()) == twin.pid());
+  // A peer that read our probe in our reply cannot make us read our own memory.
+  CHECK(verifiedPeerPid(h, getpid()) == 0);
+  proto::MsgHeader forged = h;
+  forged.mutable_probe()->at(3) ^= 1;
+  CHECK(verifiedPeerPid(forged, twin.pid()) == 0);
+  setenv("OAR_PEER_MEMORY", "0", 1);
+  CHECK(verifiedPeerPid(h, twin.pid()) == 0);
+  unsetenv("OAR_PEER_MEMORY");
+  pid_t gone = twin.pid();
+  twin.end();
+  CHECK(verifiedPeerPid(h, gone) == 0);
+}
+
+TEST_CASE("a payload in peer memory is read from the sender's process, not from ours",
+          "[runtime]") {
+  std::vector<float> values(1 << 15);
+  std::iota(values.begin(), values.end(), 0.5f);
+  ForkedTwin twin;
+  std::vector<float> atFork = values;
+  for (float &v : values) // ours changes; the twin's stays as it was
+    v = -v;
+
+  Message m = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
+  CHECK(m.peerBytes == values.size() * sizeof(float));
+  REQUIRE_OK(readPeerPayload(m, twin.pid(), "trainer 0"));
+  Tensor t;
+  m.moveInto(t);
+  CHECK(t.toVector<float>() == atFork);
+
+  // Only from the process that said HELLO, only where it has memory, only after a probe.
+  Message other = messageAt(values.data(), 4, getpid());
+  CHECK_THAT(errorText(readPeerPayload(other, twin.pid(), "trainer 0")),
+             Contains("trainer 0: w@GRAD's payload lies in the memory of a process other than "
+                      "the one that said HELLO"));
+  Message unmapped = messageAt(reinterpret_cast<void *>(4096), 4, twin.pid());
+  CHECK_THAT(errorText(readPeerPayload(unmapped, twin.pid(), "trainer 0")),
+             Contains("trainer 0: cannot read w@GRAD's 16 bytes from its memory (process " +
+                      std::to_string(twin.pid()) + ")"));
+  Message unverified = messageAt(values.data(), 4, twin.pid());
+  CHECK_THAT(errorText(readPeerPayload(unverified, 0, "trainer 0")),
+             Contains("offered no probe that reads back"));
+}
+
+TEST_CASE("a payload said to lie in the sender's memory comes with an empty frame",
+          "[runtime][errors]") {
+  proto::MsgHeader h = makeHeader(proto::SEND_VAR, "w@GRAD", 0, 0);
+  h.set_dtype(proto::F32);
+  h.add_dims(2);
+  h.set_peer_address(4096);
+  std::string head = h.SerializeAsString();
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(head.data(), head.size());
+  frames.emplace_back(8);
+  CHECK_THAT(errorText(decodeMessage(frames, 0)),
+             Contains("w@GRAD: a payload in the sender's memory comes with an empty frame"));
+}
