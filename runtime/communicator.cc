@@ -345,8 +345,8 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
       auto c = connections_.find(endpoints[i]);
       if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
           worthPeerMemory(r.tensor)) {
-        // Nothing writes a sent gradient before the step's barrier, which waits for this
-        // acknowledgement; only a sync pserver reads our memory.
+        // Nothing writes a sent gradient before the step's barrier or first recv, which waits
+        // for this acknowledgement (the pserver reads the gradient before it answers).
         placeInPeerMemory(r.header, *r.tensor);
         r.keep = r.tensor->buffer();
       }

@@ -88,12 +88,22 @@ struct PserverLoop::Impl {
   /// trainer sends must come on that connection: a pserver restarted under a running job, or a
   /// peer that never said HELLO, cannot complete a trainer or feed it gradients.
   std::vector<std::string> helloPeer;
-  /// Sync: each trainer's process, when its HELLO's memory probe read back (see peer_memory.h):
-  /// its large gradients are read from its memory. 0: they come through the socket.
+  /// Each trainer's process, when its HELLO's memory probe read back (see peer_memory.h): its
+  /// large gradients are read from its memory. 0: they come through the socket.
   std::vector<pid_t> trainerPid;
-  /// Sync: the params a trainer reads from this pserver's memory, alive until it fetches them
-  /// again (the optimizer changes them in place only after every trainer fetched).
+  /// The params (sync) or snapshots (async) a trainer reads from this pserver's memory, alive
+  /// until it fetches the same var again, after it has read this one. Service threads add
+  /// snapshots: guarded by the mutex.
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<std::byte>> readFromOurMemory;
+  std::mutex readFromOurMemoryMutex;
+  /// Marks the reply `h` to trainer `t` as lying in our memory at `value` when worth it.
+  void offerFromOurMemory(proto::MsgHeader &h, int64_t t, const Tensor &value) {
+    if (!worthPeerMemory(&value))
+      return;
+    placeInPeerMemory(h, value);
+    std::lock_guard<std::mutex> lock(readFromOurMemoryMutex);
+    readFromOurMemory[{t, h.var()}] = value.buffer();
+  }
   std::map<int64_t, std::string> failures; ///< trainers that completed with an error, and why
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
@@ -368,20 +378,22 @@ struct PserverLoop::Impl {
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
     if (mode == "sync") { // params do not change until every trainer has fetched: no copy
       const Tensor *param = scope.find(req.var());
-      if (req.accepts_peer_memory() && worthPeerMemory(param)) {
-        placeInPeerMemory(h, *param);
-        readFromOurMemory[{req.trainer_id(), req.var()}] = param->buffer();
-      }
+      if (req.accepts_peer_memory())
+        offerFromOurMemory(h, req.trainer_id(), *param);
       reply(peer, h, param);
       return;
     }
-    // Updates may land while ZeroMQ sends: the thread that updates the param takes a snapshot
-    // between two of its updates.
+    // Updates may land while ZeroMQ sends (or the trainer reads): the thread that updates the
+    // param takes a snapshot between two of its updates.
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
-    workers->post(threadOf(req.var()), [this, slot, h]() -> llvm::Error {
-      replies.fill(slot, h, scope.find(h.var())->clone());
-      return llvm::Error::success();
-    });
+    workers->post(threadOf(req.var()),
+                  [this, slot, h, accepts = req.accepts_peer_memory()]() mutable -> llvm::Error {
+                    Tensor snapshot = scope.find(h.var())->clone();
+                    if (accepts)
+                      offerFromOurMemory(h, h.trainer_id(), snapshot);
+                    replies.fill(slot, h, std::move(snapshot));
+                    return llvm::Error::success();
+                  });
   }
 
   /// Answers a PULL_ROWS with the rows of its keys. Sync: the table does not change until the
@@ -550,7 +562,7 @@ struct PserverLoop::Impl {
         if (llvm::Error err = rollback(h.rollback_to(), t))
           return err;
       helloPeer[t] = peer;
-      trainerPid[t] = mode == "sync" ? verifiedPeerPid(h, m.senderPid) : 0;
+      trainerPid[t] = verifiedPeerPid(h, m.senderPid);
       if (trainerPid[t])
         log(llvm::formatv("trainer {0} runs on this host (process {1}): tensors of {2} KiB or "
                           "more move through each other's memory",
@@ -665,10 +677,8 @@ struct PserverLoop::Impl {
   proto::MsgHeader helloReply(int64_t t, int64_t step) const {
     proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, checkpoints ? optimizedRounds : step);
     ok.set_checkpoints(checkpoints.has_value());
-    if (mode == "sync") { // async params change while a trainer would read them
-      offerPeerMemory(ok);
-      ok.set_reads_peer_memory(trainerPid[t] != 0);
-    }
+    offerPeerMemory(ok);
+    ok.set_reads_peer_memory(trainerPid[t] != 0);
     return ok;
   }
 

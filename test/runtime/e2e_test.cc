@@ -11,6 +11,7 @@
 #include "test/support/expect.h"
 #include "test/support/fixture.h"
 #include "test/support/job.h"
+#include "test/support/ptrace_rules.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -109,8 +110,11 @@ TEST_CASE("sync nodes of one host read large tensors from each other's memory an
                            "--worker-threads=1 --load " +
                            f.dir + "/init --save " + dir + "/pm" + peerMemory + " " + dir +
                            "/model");
-  for (const char *t : {"trainer 0", "trainer 1"})
-    CHECK_THAT(logs["1"], Contains(std::string(t) + " runs on this host (process "));
+  if (oar::test::siblingsMayReadEachOther())
+    for (const char *t : {"trainer 0", "trainer 1"})
+      CHECK_THAT(logs["1"], Contains(std::string(t) + " runs on this host (process "));
+  else // each falls back to the socket
+    WARN("Yama's ptrace_scope keeps the nodes from reading each other's memory here");
   CHECK_THAT(logs["0"], !Contains("runs on this host"));
   for (const std::string &p : f.params) {
     INFO(p);
