@@ -48,22 +48,26 @@ echo "single machine, 1 thread: $single samples/s"
 # oar-launch's default encrypts (CURVE); torch's RPC does not, so the ratios below compare
 # the plain-TCP runs (--curve=false), and the CURVE column shows what encryption costs.
 # Each job keeps its best of 3 turns, the jobs interleaved (as torch keeps its best of 3): one
-# run varies by up to 10% from the next, more than sync and async differ.
-jobs=("1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async")
+# run varies by up to 10% from the next, more than sync and async differ. The "socket" job turns
+# off the same-host peer-memory path (OAR_PEER_MEMORY=0; docs/runtime.md), to show its share.
+jobs=("1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async" "1 2 sync socket")
 declare -A oar oarCurve
 for turn in 1 2 3; do
   for job in "${jobs[@]}"; do
     set -- $job
-    r=$(curve=--curve=false launch $1 $2 $3) # an assignment, so that a failed launch ends the script
+    peerMemory=1
+    [ "${4:-}" = socket ] && peerMemory=0
+    # an assignment, so that a failed launch ends the script
+    r=$(OAR_PEER_MEMORY=$peerMemory curve=--curve=false launch $1 $2 $3)
     keepBest oar "$job" "$r"
-    r=$(launch $1 $2 $3)
+    r=$(OAR_PEER_MEMORY=$peerMemory launch $1 $2 $3)
     keepBest oarCurve "$job" "$r"
   done
 done
 printf '%-28s %12s %12s\n' "job (oar-launch, best of 3)" "samples/s" "with CURVE"
 for job in "${jobs[@]}"; do
   set -- $job
-  printf '%-28s %12s %12s\n' "$2 trainers x $1 pservers $3" "${oar[$job]}" "${oarCurve[$job]}"
+  printf '%-28s %12s %12s\n' "$2 trainers x $1 pservers $3${4:+ ($4)}" "${oar[$job]}" "${oarCurve[$job]}"
 done
 
 # Debian's python3-torch belongs to Debian's python3, which a pyenv or venv on PATH may hide.
@@ -73,17 +77,23 @@ if $py -c 'import torch' 2>/dev/null; then
   # Torch set up fairly (OpenBLAS with pthreads, the right core type), 1 thread per process.
   torchEnv=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
             OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1)
-  # The best of 3 runs: its rate varies more from run to run than oar's does.
-  torch=0
+  # The best of 3 runs for each of TensorPipe's transports: TCP, and its default (shared memory
+  # and cross-memory attach on one host, as oar reads a same-host peer's memory by default).
+  # Its rate varies more from run to run than oar's does. The ratio takes the faster one.
+  declare -A torchBest
   for run in 1 2 3; do
-    port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    r=$("${torchEnv[@]}" $py bench/torch_rpc_ps.py --trainers 2 --threads 1 --steps "$torchSteps" --port "$port" \
-      --images $data/train-images-idx3-ubyte.gz --labels $data/train-labels-idx1-ubyte.gz 2>/dev/null |
-      awk '/aggregate_samples_per_sec/ {printf "%.0f", $2}')
-    echo "torch rpc run $run: $r samples/s"
-    [ "${r:-0}" -gt "$torch" ] && torch=$r
+    for transport in tcp default; do
+      port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+      r=$("${torchEnv[@]}" $py bench/torch_rpc_ps.py --trainers 2 --threads 1 --steps "$torchSteps" --port "$port" \
+        --transport $transport --images $data/train-images-idx3-ubyte.gz \
+        --labels $data/train-labels-idx1-ubyte.gz 2>/dev/null | awk '/aggregate_samples_per_sec/ {printf "%.0f", $2}')
+      echo "torch rpc run $run, transport $transport: $r samples/s"
+      keepBest torchBest $transport "${r:-0}"
+    done
   done
-  printf '%-28s %12s\n' "torch rpc: 2 trainers x 1 ps" "$torch (best of 3)"
+  torch=${torchBest[tcp]}
+  [ "${torchBest[default]}" -gt "$torch" ] && torch=${torchBest[default]}
+  printf '%-28s %12s\n' "torch rpc: 2 trainers x 1 ps" "tcp ${torchBest[tcp]}, default ${torchBest[default]} (best of 3 each)"
   for job in "1 2 sync" "2 2 sync"; do
     set -- $job
     echo "oar sync, 2 trainers x $1 pservers / torch rpc: $(awk -v a="${oar[$job]}" -v b="$torch" 'BEGIN {printf "%.2f", a / b}')"

@@ -7,8 +7,12 @@ with the new parameters (the reply of that same RPC). Trainers take rows i, i+N,
 as oar's trainers do. Prints `aggregate_samples_per_sec <float>` (steps after the first, summed
 over trainers).
 
+TensorPipe moves the tensors over TCP (`--transport tcp`), or over what it picks by default
+(`--transport default`: on one host, shared memory and cross-memory attach where they work),
+as oar uses its same-host path by default.
+
 Usage: torch_rpc_ps.py --trainers 2 --threads 1 --batch 128 --steps 200 --port 29500
-                       --images FILE.gz --labels FILE.gz
+                       --transport tcp|default --images FILE.gz --labels FILE.gz
 """
 import argparse
 import gzip
@@ -103,8 +107,8 @@ def run(rank, args):
     os.environ["MASTER_PORT"] = str(args.port)
     torch.set_num_threads(args.threads)
     world = args.trainers + 1
-    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=8, rpc_timeout=300,
-                                           _transports=["uv"])
+    pinned = {"_transports": ["uv"]} if args.transport == "tcp" else {}
+    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=8, rpc_timeout=300, **pinned)
     if rank == 0:
         rpc.init_rpc("ps", rank=0, world_size=world, rpc_backend_options=opts)
         server_rref = rpc.RRef(Server(args.trainers, args.lr))
@@ -125,6 +129,7 @@ if __name__ == "__main__":
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--port", type=int, default=29500)
+    p.add_argument("--transport", choices=["tcp", "default"], default="tcp")
     p.add_argument("--images", required=True)
     p.add_argument("--labels", required=True)
     args = p.parse_args()
