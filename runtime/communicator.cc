@@ -188,6 +188,12 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
   if (r.header.kind() == proto::HELLO) { // what each side may read from the other's memory
     c.pserverPid = verifiedPeerPid(msg->header, msg->senderPid);
     c.readsOurMemory = msg->header.reads_peer_memory();
+    c.landings.clear();
+    const proto::MsgHeader &h = msg->header;
+    if (c.pserverPid && h.landing_vars_size() == h.landing_addresses_size() &&
+        h.landing_vars_size() == h.landing_bytes_size())
+      for (int i = 0; i < h.landing_vars_size(); ++i)
+        c.landings[h.landing_vars(i)] = {h.landing_addresses(i), h.landing_bytes(i)};
   }
   if (msg->inPeerMemory())
     if (llvm::Error err = readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint))
@@ -204,6 +210,20 @@ llvm::Error Communicator::drainAcks() {
     }
   unacked_.clear();
   return llvm::Error::success();
+}
+
+bool Communicator::landInPserver(const Connection &c, Request &r) {
+  auto landing = c.landings.find(r.header.var());
+  if (landing == c.landings.end() || !worthPeerMemory(r.tensor) ||
+      r.tensor->bytes() != landing->getValue().second)
+    return false;
+  if (llvm::Error err = writePeerMemory(c.pserverPid, landing->getValue().first, r.tensor->raw(),
+                                        r.tensor->bytes(), r.header.var())) {
+    llvm::consumeError(std::move(err)); // the pserver then reads it, or gets it by the socket
+    return false;
+  }
+  r.header.set_landed(true);
+  return true;
 }
 
 void Communicator::forgetUnacked() {
@@ -343,8 +363,10 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
     for (size_t i = 0; i < vars.size(); ++i) {
       Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
       auto c = connections_.find(endpoints[i]);
-      if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
-          worthPeerMemory(r.tensor)) {
+      if (kind == proto::SEND_VAR && c != connections_.end() && landInPserver(c->second, r)) {
+        // written into the pserver's copy already: nothing of ours is read later
+      } else if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
+                 worthPeerMemory(r.tensor)) {
         // Nothing writes a sent gradient before the step's barrier or first recv, which waits
         // for this acknowledgement (the pserver reads the gradient before it answers).
         placeInPeerMemory(r.header, *r.tensor);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "runtime/curve.h"
+#include "llvm/ADT/StringMap.h"
 #include "runtime/protocol.h"
 
 namespace oar::runtime {
@@ -136,6 +137,8 @@ private:
     bool greeted = false; ///< it accepted our HELLO on this socket: it hears nothing else before
     pid_t pserverPid = 0;        ///< its memory probe read back: we may read its replies there
     bool readsOurMemory = false; ///< it reads our large gradients from our memory
+    /// Sync: where we write each large gradient in its memory (address, bytes).
+    llvm::StringMap<std::pair<uint64_t, uint64_t>> landings;
   };
 
   int64_t trainerId_;
@@ -154,6 +157,9 @@ private:
   /// Payloads a pserver may still read from our memory after we stopped waiting for its
   /// acknowledgement: freed, their memory could hold other bytes by the time it reads.
   std::vector<std::shared_ptr<std::byte>> unackedAfterFailure_;
+  /// Sync: writes `r`'s gradient into its landing in the pserver's memory and marks `r` so;
+  /// false when it has none or the write failed (then it goes another way).
+  bool landInPserver(const Connection &c, Request &r);
   /// Drops the outstanding acknowledgements, keeping their payloads (see above).
   void forgetUnacked();
   /// A GET_VAR of `var` from `endpoint` for `step`; the reply may come through peer memory.

@@ -53,7 +53,34 @@ bool readFrom(pid_t pid, uint64_t address, void *dst, size_t n) {
   return true;
 }
 
+/// Writes `n` bytes from `src` to `address` of process `pid`; false with errno set otherwise.
+bool writeTo(pid_t pid, uint64_t address, const void *src, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    iovec local{const_cast<char *>(static_cast<const char *>(src)) + done, n - done};
+    iovec remote{reinterpret_cast<void *>(address + done), n - done};
+    ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put <= 0) {
+      if (put == 0)
+        errno = EFAULT;
+      return false;
+    }
+    done += static_cast<size_t>(put);
+  }
+  return true;
+}
+
 } // namespace
+
+llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
+                            llvm::StringRef what) {
+  if (!writeTo(pid, address, src, n))
+    return makeError("cannot write {0} ({1} bytes) into process {2}: {3}", what, n, pid,
+                     std::strerror(errno));
+  return llvm::Error::success();
+}
 
 bool peerMemoryEnabled() {
   const char *off = std::getenv("OAR_PEER_MEMORY");

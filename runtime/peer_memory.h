@@ -41,6 +41,10 @@ bool worthPeerMemory(const Tensor *t);
 /// receiver is done with it.
 void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t);
 
+/// Writes `n` bytes at `src` to `address` in process `pid` (a landing the peer announced).
+llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
+                            llvm::StringRef what);
+
 /// Reads the payload of `m` (header.peer_address, dims x dtype bytes, checked by decodeMessage)
 /// into `m.payload` from process `pid`, which the sender's HELLO (or its reply) verified and
 /// which must be the process that sent `m`. `peer` names the sender in the error.

@@ -80,7 +80,8 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
   std::string bytes = h.SerializeAsString();
   sendFrame(socket, zmq::message_t(bytes.data(), bytes.size()), zmq::send_flags::sndmore);
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
-  if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h.peer_address() != 0) {
+  if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h.peer_address() != 0 ||
+      h.landed()) {
     sendFrame(socket, zmq::message_t(), last);
     return;
   }
@@ -172,11 +173,15 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
           "{0}: dims {1} hold too many elements", msg.header.var(),
           dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())));
   }
-  if (msg.header.peer_address() != 0) { // the receiver reads it from the sender's memory
-    if (payload.size() != 0 || numel == 0)
-      return makeError("{0}: a payload in the sender's memory comes with an empty frame and "
-                       "holds at least one element",
+  if (msg.header.peer_address() != 0 || msg.header.landed()) { // see peer_memory.h
+    if (payload.size() != 0 || numel == 0 ||
+        (msg.header.peer_address() != 0 && msg.header.landed()))
+      return makeError("{0}: a payload in the sender's memory, or written to the receiver's "
+                       "already, comes with an empty frame, holds at least one element, and "
+                       "is one of the two",
                        msg.header.var());
+    if (msg.header.landed())
+      return msg;
     msg.peerBytes = static_cast<size_t>(numel) * elem;
     return msg;
   }

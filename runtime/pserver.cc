@@ -1,6 +1,8 @@
 // The pserver loop.
 #include "runtime/pserver.h"
 
+#include <cstring>
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -10,6 +12,7 @@
 #include "ir/names.h"
 #include "ops/op_registry.h"
 #include "runtime/bind_policy.h"
+#include "runtime/gradient_landings.h"
 #include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
@@ -95,6 +98,15 @@ struct PserverLoop::Impl {
   /// until it fetches the same var again, after it has read this one. Service threads add
   /// snapshots: guarded by the mutex.
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<std::byte>> readFromOurMemory;
+  /// Sync: where same-host trainers write their large gradients (their copies, see
+  /// gradient_landings.h), and the gradients' types they are made from.
+  GradientLandings landings;
+  llvm::StringMap<ops::VarType> gradTypes() const {
+    llvm::StringMap<ops::VarType> types;
+    for (const auto &entry : gradToBlock)
+      types[entry.getKey()] = declared.lookup(entry.getKey());
+    return types;
+  }
   std::mutex readFromOurMemoryMutex;
   /// Marks the reply `h` to trainer `t` as lying in our memory at `value` when worth it.
   void offerFromOurMemory(proto::MsgHeader &h, int64_t t, const Tensor &value) {
@@ -461,11 +473,13 @@ struct PserverLoop::Impl {
       }
       // Trainers that left contribute nothing: zero their copies and average over the rest.
       for (int64_t t = 0; t < fanin; ++t)
-        if (!live(t))
+        if (!live(t)) {
+          landings.retire(scope, t); // it may still write where it was told to
           for (const auto &entry : gradToBlock)
             if (Tensor *copy =
                     scope.find(trainerCopyName(entry.getKey(), static_cast<unsigned>(t))))
               std::fill_n(static_cast<std::byte *>(copy->raw()), copy->bytes(), std::byte{0});
+        }
       setAverageOver(static_cast<int64_t>(liveIds.size()));
       for (const auto &entry : gradToBlock)
         workers->post(blockThread[entry.getValue()],
@@ -540,7 +554,7 @@ struct PserverLoop::Impl {
                        t);
     // Only an accepted message moves a trainer's clock: a refused one (a forged HELLO with a
     // huge step, say) must not lock the real trainer out.
-    if (m.inPeerMemory() && h.kind() != proto::SEND_VAR)
+    if ((m.inPeerMemory() || h.landed()) && h.kind() != proto::SEND_VAR)
       return makeError("a {0} message cannot leave its payload in the sender's memory",
                        kindName(h.kind()));
     int64_t step = h.step(); // dispatch may move the message's contents away
@@ -568,7 +582,12 @@ struct PserverLoop::Impl {
                           "more move through each other's memory",
                           t, trainerPid[t], kPeerMemoryMinBytes >> 10)
                 .str());
-      reply(peer, helloReply(t, h.step()));
+      {
+        proto::MsgHeader ok = helloReply(t, h.step());
+        if (mode == "sync" && trainerPid[t])
+          landings.offer(scope, t, gradTypes(), ok);
+        reply(peer, ok);
+      }
       return llvm::Error::success();
     case proto::SEND_VAR: {
       auto it = gradToBlock.find(h.var());
@@ -576,6 +595,10 @@ struct PserverLoop::Impl {
         return makeError("var {0} is not a gradient this pserver takes", h.var());
       if (llvm::Error err = checkPayload(m, h.var()))
         return err;
+      if (h.landed() && (mode != "sync" || !landings.has(t, h.var())))
+        return makeError("trainer {0} says it wrote {1} into this pserver's memory, but no place "
+                         "for it was announced",
+                         t, h.var());
       if (m.inPeerMemory()) // read before the acknowledgement, after which the trainer may move on
         if (llvm::Error err = readPeerPayload(m, trainerPid[t], "trainer " + std::to_string(t)))
           return err;
@@ -584,7 +607,13 @@ struct PserverLoop::Impl {
                          h.step(), t, barrierRound[t]);
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
       if (mode == "sync") { // kept per trainer until the step's barrier
-        m.moveInto(scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t))));
+        Tensor &copy = scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t)));
+        if (h.landed()) // the trainer wrote it there itself
+          return llvm::Error::success();
+        if (landings.has(t, h.var())) // its buffer keeps the address the trainer was given
+          std::memcpy(copy.raw(), m.payload.data(), copy.bytes());
+        else
+          m.moveInto(copy);
         return llvm::Error::success();
       }
       // Applied by the block's thread, before any later get of what the block updates.

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "ir/names.h"
+#include "runtime/gradient_landings.h"
 #include "runtime/peer_memory.h"
 #include "runtime/protocol.h"
 #include "test/support/expect.h"
@@ -154,5 +156,34 @@ TEST_CASE("a payload said to lie in the sender's memory comes with an empty fram
   frames.emplace_back(head.data(), head.size());
   frames.emplace_back(8);
   CHECK_THAT(errorText(decodeMessage(frames, 0)),
-             Contains("w@GRAD: a payload in the sender's memory comes with an empty frame"));
+             Contains("w@GRAD: a payload in the sender's memory, or written to the "
+                      "receiver's already, comes with an empty frame"));
+}
+
+TEST_CASE("a trainer that left keeps writing into a landing nobody reads any more", "[runtime]") {
+  Scope scope;
+  llvm::StringMap<ops::VarType> grads;
+  grads["w@GRAD"] = ops::VarType{proto::F32, {256, 64}};
+  grads["b@GRAD"] = ops::VarType{proto::F32, {64}}; // too small: through the socket
+  GradientLandings landings;
+  proto::MsgHeader hello;
+  landings.offer(scope, 1, grads, hello);
+  REQUIRE(hello.landing_vars_size() == 1);
+  CHECK(hello.landing_vars(0) == "w@GRAD");
+  CHECK(hello.landing_bytes(0) == 256 * 64 * 4);
+  Tensor &copy = scope.get(trainerCopyName("w@GRAD", 1));
+  auto *landing = reinterpret_cast<float *>(hello.landing_addresses(0));
+  CHECK(landing == copy.data<float>());
+  CHECK(landings.has(1, "w@GRAD"));
+  CHECK_FALSE(landings.has(0, "w@GRAD"));
+  proto::MsgHeader again; // a second HELLO gets the same place
+  landings.offer(scope, 1, grads, again);
+  CHECK(again.landing_addresses(0) == hello.landing_addresses(0));
+
+  landings.retire(scope, 1);
+  CHECK_FALSE(landings.has(1, "w@GRAD"));
+  Tensor &after = scope.get(trainerCopyName("w@GRAD", 1));
+  CHECK(after.data<float>() != landing);
+  landing[7] = 3.5f; // a stray write of the trainer that left: still its memory, and unread
+  CHECK(after.toVector<float>() == std::vector<float>(256 * 64, 0.0f));
 }

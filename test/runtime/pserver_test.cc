@@ -269,6 +269,11 @@ TEST_CASE("a pserver reads no gradient from the memory of a peer it did not veri
   CHECK_THAT(rawRequest(raw, {send.SerializeAsString(), ""}).error(),
              Contains("trainer 0: fc_0.w_0@GRAD's payload lies in its memory, but it offered no "
                       "probe that reads back"));
+  send.clear_peer_address();
+  send.set_landed(true); // "written into your memory already": nowhere was announced
+  CHECK_THAT(rawRequest(raw, {send.SerializeAsString(), ""}).error(),
+             Contains("trainer 0 says it wrote fc_0.w_0@GRAD into this pserver's memory, but no "
+                      "place for it was announced"));
   proto::MsgHeader barrier = makeHeader(proto::SEND_BARRIER, "", 0, 0);
   barrier.set_dtype(proto::F32);
   barrier.add_dims(13);
