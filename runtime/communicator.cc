@@ -127,7 +127,13 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
   auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
   for (;;) {
     try {
-      sendMessage(s, r.header, r.tensor);
+      if (r.header.kind() == proto::HELLO && localIpcAddress(r.endpoint)) {
+        proto::MsgHeader hello = r.header; // our probe only to a pserver of this host
+        offerPeerMemory(hello);
+        sendMessage(s, hello, r.tensor);
+      } else {
+        sendMessage(s, r.header, r.tensor);
+      }
       highestStepSent_ = std::max(highestStepSent_, r.header.step());
       if (r.header.kind() == proto::COMPLETE) // from now on it may leave
         connections_[r.endpoint].completed = true;
@@ -189,8 +195,9 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
     c.pserverPid = verifiedPeerPid(msg->header, msg->senderPid);
     c.readsOurMemory = msg->header.reads_peer_memory();
     c.landings.clear();
+    c.pserverProcess = c.pserverPid ? ProcessWatch(c.pserverPid) : ProcessWatch();
     const proto::MsgHeader &h = msg->header;
-    if (c.pserverPid && h.landing_vars_size() == h.landing_addresses_size() &&
+    if (c.pserverProcess.running() && h.landing_vars_size() == h.landing_addresses_size() &&
         h.landing_vars_size() == h.landing_bytes_size())
       for (int i = 0; i < h.landing_vars_size(); ++i)
         c.landings[h.landing_vars(i)] = {h.landing_addresses(i), h.landing_bytes(i)};
@@ -212,11 +219,15 @@ llvm::Error Communicator::drainAcks() {
   return llvm::Error::success();
 }
 
-bool Communicator::landInPserver(const Connection &c, Request &r) {
+bool Communicator::landInPserver(Connection &c, Request &r) {
   auto landing = c.landings.find(r.header.var());
   if (landing == c.landings.end() || !worthPeerMemory(r.tensor) ||
       r.tensor->bytes() != landing->getValue().second)
     return false;
+  if (!c.pserverProcess.running()) { // its pid may be another process's by now
+    c.landings.clear();
+    return false;
+  }
   if (llvm::Error err = writePeerMemory(c.pserverPid, landing->getValue().first, r.tensor->raw(),
                                         r.tensor->bytes(), r.header.var())) {
     llvm::consumeError(std::move(err)); // the pserver then reads it, or gets it by the socket
@@ -268,7 +279,6 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
 
 proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step) const {
   proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, step);
-  offerPeerMemory(hello);
   hello.set_mode(job.mode);
   hello.set_trainers(job.trainers);
   hello.set_plan_digest(job.planDigest);
@@ -362,15 +372,18 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
   try {
     for (size_t i = 0; i < vars.size(); ++i) {
       Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
+      Tensor snapshot;
       auto c = connections_.find(endpoints[i]);
       if (kind == proto::SEND_VAR && c != connections_.end() && landInPserver(c->second, r)) {
         // written into the pserver's copy already: nothing of ours is read later
       } else if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
                  worthPeerMemory(r.tensor)) {
-        // Nothing writes a sent gradient before the step's barrier or first recv, which waits
-        // for this acknowledgement (the pserver reads the gradient before it answers).
-        placeInPeerMemory(r.header, *r.tensor);
-        r.keep = r.tensor->buffer();
+        // The pserver reads it before it acknowledges. A copy (in-process, fast), so that the
+        // next backward pass, which may reuse the gradient's buffer, never meets that read.
+        snapshot = r.tensor->clone();
+        r.tensor = &snapshot;
+        placeInPeerMemory(r.header, snapshot);
+        r.keep = snapshot.buffer();
       }
       if (llvm::Error err = sendRequest(r, "sending"))
         return err;

@@ -7,6 +7,7 @@
 
 #include "runtime/curve.h"
 #include "llvm/ADT/StringMap.h"
+#include "runtime/peer_memory.h"
 #include "runtime/protocol.h"
 
 namespace oar::runtime {
@@ -137,8 +138,10 @@ private:
     bool greeted = false; ///< it accepted our HELLO on this socket: it hears nothing else before
     pid_t pserverPid = 0;        ///< its memory probe read back: we may read its replies there
     bool readsOurMemory = false; ///< it reads our large gradients from our memory
-    /// Sync: where we write each large gradient in its memory (address, bytes).
+    /// Sync: where we write each large gradient in its memory (address, bytes), while its
+    /// process runs.
     llvm::StringMap<std::pair<uint64_t, uint64_t>> landings;
+    ProcessWatch pserverProcess;
   };
 
   int64_t trainerId_;
@@ -159,7 +162,7 @@ private:
   std::vector<std::shared_ptr<std::byte>> unackedAfterFailure_;
   /// Sync: writes `r`'s gradient into its landing in the pserver's memory and marks `r` so;
   /// false when it has none or the write failed (then it goes another way).
-  bool landInPserver(const Connection &c, Request &r);
+  bool landInPserver(Connection &c, Request &r);
   /// Drops the outstanding acknowledgements, keeping their payloads (see above).
   void forgetUnacked();
   /// A GET_VAR of `var` from `endpoint` for `step`; the reply may come through peer memory.

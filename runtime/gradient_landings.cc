@@ -20,6 +20,8 @@ void GradientLandings::offer(Scope &scope, int64_t t, const llvm::StringMap<ops:
     Tensor &copy = scope.get(trainerCopyName(entry.getKey(), static_cast<unsigned>(t)));
     auto known = mine.find(entry.getKey());
     if (known == mine.end() || copy.buffer() != known->getValue()) {
+      if (known != mine.end()) // announced before: it may still be written to
+        retired_.push_back(known->getValue());
       copy.resize(type.dtype, type.dims);
       mine[entry.getKey()] = copy.buffer();
     }

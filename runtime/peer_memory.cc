@@ -1,6 +1,8 @@
 // process_vm_readv between the nodes of one host: one copy per payload, made by the receiver.
 #include "runtime/peer_memory.h"
 
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -73,6 +75,31 @@ bool writeTo(pid_t pid, uint64_t address, const void *src, size_t n) {
 }
 
 } // namespace
+
+ProcessWatch::ProcessWatch(pid_t pid)
+    : fd_(static_cast<int>(syscall(SYS_pidfd_open, pid, 0))) {}
+
+ProcessWatch::~ProcessWatch() {
+  if (fd_ >= 0)
+    close(fd_);
+}
+
+ProcessWatch &ProcessWatch::operator=(ProcessWatch &&other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+bool ProcessWatch::running() const {
+  if (fd_ < 0)
+    return false;
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) == 0; // a pidfd turns readable when its process ends
+}
 
 llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
                             llvm::StringRef what) {

@@ -41,6 +41,22 @@ bool worthPeerMemory(const Tensor *t);
 /// receiver is done with it.
 void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t);
 
+/// Whether a process still runs, through a pidfd: once it ended, its pid may belong to another
+/// process, which nothing must write into.
+class ProcessWatch {
+public:
+  ProcessWatch() = default;
+  explicit ProcessWatch(pid_t pid);
+  ~ProcessWatch();
+  ProcessWatch(ProcessWatch &&other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  ProcessWatch &operator=(ProcessWatch &&other) noexcept;
+  /// False once the process ended, or when it could not be watched.
+  bool running() const;
+
+private:
+  int fd_ = -1;
+};
+
 /// Writes `n` bytes at `src` to `address` in process `pid` (a landing the peer announced).
 llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
                             llvm::StringRef what);

@@ -149,7 +149,8 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
     return makeError("protocol version {0}, expected {1}", msg.header.version(), kProtocolVersion);
   if (msg.header.kind() == proto::MSG_UNSET || !proto::MsgKind_IsValid(msg.header.kind()))
     return makeError("message kind {0} is unknown", static_cast<int>(msg.header.kind()));
-  if (!msg.header.probe().empty() || msg.header.peer_address() != 0) // see peer_memory.h
+  if (!msg.header.probe().empty() || msg.header.peer_address() != 0 || msg.header.landed() ||
+      msg.header.accepts_peer_memory()) // see peer_memory.h
     msg.senderPid = localSenderPid(head);
   const zmq::message_t &payload = frames[first + 1];
   if (msg.header.dims_size() == 0 && msg.header.dtype() == proto::DTYPE_UNSET) {

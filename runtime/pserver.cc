@@ -12,11 +12,11 @@
 #include "ir/names.h"
 #include "ops/op_registry.h"
 #include "runtime/bind_policy.h"
-#include "runtime/gradient_landings.h"
 #include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
 #include "runtime/peer_memory.h"
+#include "runtime/pserver_peer_memory.h"
 #include "runtime/pserver_checkpoint.h"
 #include "runtime/pserver_tables.h"
 #include "runtime/service_threads.h"
@@ -91,30 +91,13 @@ struct PserverLoop::Impl {
   /// trainer sends must come on that connection: a pserver restarted under a running job, or a
   /// peer that never said HELLO, cannot complete a trainer or feed it gradients.
   std::vector<std::string> helloPeer;
-  /// Each trainer's process, when its HELLO's memory probe read back (see peer_memory.h): its
-  /// large gradients are read from its memory. 0: they come through the socket.
-  std::vector<pid_t> trainerPid;
-  /// The params (sync) or snapshots (async) a trainer reads from this pserver's memory, alive
-  /// until it fetches the same var again, after it has read this one. Service threads add
-  /// snapshots: guarded by the mutex.
-  std::map<std::pair<int64_t, std::string>, std::shared_ptr<std::byte>> readFromOurMemory;
-  /// Sync: where same-host trainers write their large gradients (their copies, see
-  /// gradient_landings.h), and the gradients' types they are made from.
-  GradientLandings landings;
+  /// Same-host trainers: whose memory we read, where they write, what they read of ours.
+  PserverPeerMemory peerMemory;
   llvm::StringMap<ops::VarType> gradTypes() const {
     llvm::StringMap<ops::VarType> types;
     for (const auto &entry : gradToBlock)
       types[entry.getKey()] = declared.lookup(entry.getKey());
     return types;
-  }
-  std::mutex readFromOurMemoryMutex;
-  /// Marks the reply `h` to trainer `t` as lying in our memory at `value` when worth it.
-  void offerFromOurMemory(proto::MsgHeader &h, int64_t t, const Tensor &value) {
-    if (!worthPeerMemory(&value))
-      return;
-    placeInPeerMemory(h, value);
-    std::lock_guard<std::mutex> lock(readFromOurMemoryMutex);
-    readFromOurMemory[{t, h.var()}] = value.buffer();
   }
   std::map<int64_t, std::string> failures; ///< trainers that completed with an error, and why
   std::vector<Clock::time_point> lastSeen;
@@ -220,7 +203,7 @@ struct PserverLoop::Impl {
     completed.assign(fanin, false);
     lost.assign(fanin, false);
     helloPeer.assign(fanin, "");
-    trainerPid.assign(fanin, 0);
+    peerMemory.resize(fanin);
     lastSeen.assign(fanin, Clock::now());
     if (resumeStep) {
       optimizedRounds = *resumeStep;
@@ -360,7 +343,7 @@ struct PserverLoop::Impl {
     completed.resize(t + 1, true);
     lost.resize(t + 1, false);
     helloPeer.resize(t + 1, "");
-    trainerPid.resize(t + 1, 0);
+    peerMemory.resize(t + 1);
     lastSeen.resize(t + 1, Clock::now());
     completed[t] = false;
     log(llvm::formatv("trainer {0} joined the running job ({1} trainer slots)", t, t + 1).str());
@@ -389,23 +372,21 @@ struct PserverLoop::Impl {
   void replyVar(const std::string &peer, const proto::MsgHeader &req) {
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
     if (mode == "sync") { // params do not change until every trainer has fetched: no copy
-      const Tensor *param = scope.find(req.var());
-      if (req.accepts_peer_memory())
-        offerFromOurMemory(h, req.trainer_id(), *param);
-      reply(peer, h, param);
+      if (const Tensor *param = scope.find(req.var())) {
+        peerMemory.serve(req, h, *param);
+        reply(peer, h, param);
+      }
       return;
     }
     // Updates may land while ZeroMQ sends (or the trainer reads): the thread that updates the
     // param takes a snapshot between two of its updates.
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
-    workers->post(threadOf(req.var()),
-                  [this, slot, h, accepts = req.accepts_peer_memory()]() mutable -> llvm::Error {
-                    Tensor snapshot = scope.find(h.var())->clone();
-                    if (accepts)
-                      offerFromOurMemory(h, h.trainer_id(), snapshot);
-                    replies.fill(slot, h, std::move(snapshot));
-                    return llvm::Error::success();
-                  });
+    workers->post(threadOf(req.var()), [this, slot, h, req]() mutable -> llvm::Error {
+      Tensor snapshot = scope.find(h.var())->clone();
+      peerMemory.serve(req, h, snapshot);
+      replies.fill(slot, h, std::move(snapshot));
+      return llvm::Error::success();
+    });
   }
 
   /// Answers a PULL_ROWS with the rows of its keys. Sync: the table does not change until the
@@ -474,7 +455,7 @@ struct PserverLoop::Impl {
       // Trainers that left contribute nothing: zero their copies and average over the rest.
       for (int64_t t = 0; t < fanin; ++t)
         if (!live(t)) {
-          landings.retire(scope, t); // it may still write where it was told to
+          peerMemory.retire(t, scope); // it may still write where it was told to
           for (const auto &entry : gradToBlock)
             if (Tensor *copy =
                     scope.find(trainerCopyName(entry.getKey(), static_cast<unsigned>(t))))
@@ -576,16 +557,14 @@ struct PserverLoop::Impl {
         if (llvm::Error err = rollback(h.rollback_to(), t))
           return err;
       helloPeer[t] = peer;
-      trainerPid[t] = verifiedPeerPid(h, m.senderPid);
-      if (trainerPid[t])
-        log(llvm::formatv("trainer {0} runs on this host (process {1}): tensors of {2} KiB or "
-                          "more move through each other's memory",
-                          t, trainerPid[t], kPeerMemoryMinBytes >> 10)
-                .str());
       {
         proto::MsgHeader ok = helloReply(t, h.step());
-        if (mode == "sync" && trainerPid[t])
-          landings.offer(scope, t, gradTypes(), ok);
+        peerMemory.greet(t, m, mode == "sync", scope, gradTypes(), ok);
+        if (pid_t pid = peerMemory.trainerPid(t))
+          log(llvm::formatv("trainer {0} runs on this host (process {1}): tensors of {2} KiB or "
+                            "more move through each other's memory",
+                            t, pid, kPeerMemoryMinBytes >> 10)
+                  .str());
         reply(peer, ok);
       }
       return llvm::Error::success();
@@ -595,13 +574,9 @@ struct PserverLoop::Impl {
         return makeError("var {0} is not a gradient this pserver takes", h.var());
       if (llvm::Error err = checkPayload(m, h.var()))
         return err;
-      if (h.landed() && (mode != "sync" || !landings.has(t, h.var())))
-        return makeError("trainer {0} says it wrote {1} into this pserver's memory, but no place "
-                         "for it was announced",
-                         t, h.var());
-      if (m.inPeerMemory()) // read before the acknowledgement, after which the trainer may move on
-        if (llvm::Error err = readPeerPayload(m, trainerPid[t], "trainer " + std::to_string(t)))
-          return err;
+      // Read before the acknowledgement, after which the trainer may move on.
+      if (llvm::Error err = peerMemory.receive(t, m))
+        return err;
       if (mode == "sync" && h.step() != barrierRound[t])
         return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
                          h.step(), t, barrierRound[t]);
@@ -610,7 +585,7 @@ struct PserverLoop::Impl {
         Tensor &copy = scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t)));
         if (h.landed()) // the trainer wrote it there itself
           return llvm::Error::success();
-        if (landings.has(t, h.var())) // its buffer keeps the address the trainer was given
+        if (peerMemory.hasLanding(t, h.var())) // its buffer keeps the address it was given
           std::memcpy(copy.raw(), m.payload.data(), copy.bytes());
         else
           m.moveInto(copy);
@@ -625,6 +600,7 @@ struct PserverLoop::Impl {
       return llvm::Error::success();
     }
     case proto::GET_VAR:
+      PserverPeerMemory::acceptsFrom(m);
       if (!paramBlocks.count(h.var()))
         return makeError("var {0} is not a parameter this pserver serves", h.var());
       if (mode == "sync" && optimizedRounds < barrierRound[t])
@@ -675,6 +651,7 @@ struct PserverLoop::Impl {
       return llvm::Error::success();
     case proto::COMPLETE:
       completed[t] = true;
+      peerMemory.retire(t, scope);
       if (!h.error().empty())
         failures[t] = h.error();
       log("trainer " + std::to_string(t) +
@@ -706,8 +683,6 @@ struct PserverLoop::Impl {
   proto::MsgHeader helloReply(int64_t t, int64_t step) const {
     proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, checkpoints ? optimizedRounds : step);
     ok.set_checkpoints(checkpoints.has_value());
-    offerPeerMemory(ok);
-    ok.set_reads_peer_memory(trainerPid[t] != 0);
     return ok;
   }
 
@@ -796,6 +771,7 @@ struct PserverLoop::Impl {
         if (live(t) && now - lastSeen[t] > opts.timeouts.barrier &&
             now - lastActivity < opts.timeouts.barrier) {
           lost[t] = true;
+          peerMemory.retire(t, scope);
           log(llvm::formatv("trainer {0} sent nothing for {1:f2} s while others trained; "
                             "treating it as lost",
                             t, secs(now - lastSeen[t]))
@@ -810,6 +786,7 @@ struct PserverLoop::Impl {
           return failAll(
               llvm::formatv("trainer {0} is gone, the scheduler says: {1}", t, why).str());
         lost[t] = true;
+        peerMemory.retire(t, scope);
         log(llvm::formatv("trainer {0} is gone, the scheduler says: {1}; treating it as lost", t,
                           why)
                 .str());
@@ -933,6 +910,8 @@ struct PserverLoop::Impl {
     if (checkpoints && checkpoints->latest() != optimizedRounds)
       if (llvm::Error err = checkpoints->write(optimizedRounds, program, scope, tables))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    if (std::string moved = peerMemory.summary(); !moved.empty())
+      log(moved);
     log("all trainers completed");
     return llvm::Error::success();
   }

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <array>
 #include <sstream>
 #include <unistd.h>
 
@@ -92,35 +94,58 @@ TEST_CASE("pserver service threads change no bit of sync training", "[e2e][runti
   }
 }
 
-TEST_CASE("sync nodes of one host read large tensors from each other's memory and train the same "
-          "bits as through the socket",
+/// The counts of a pserver's "peer memory: ..." line: gradients written into it, gradients it
+/// read, params read from it ({0, 0, 0} without the line).
+std::array<int, 3> peerMemoryCounts(const std::string &log) {
+  std::smatch m;
+  static const std::regex line("peer memory: ([0-9]+) gradients written here by trainers, "
+                               "([0-9]+) read from theirs, ([0-9]+) params read from ours");
+  if (!std::regex_search(log, m, line))
+    return {0, 0, 0};
+  return {std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3])};
+}
+
+TEST_CASE("sync nodes of one host move large tensors through each other's memory and train the "
+          "same bits as through the socket",
           "[e2e][runtime]") {
-  // The MLP's first weight (784x128) and its gradient exceed the threshold: they move through
-  // peer memory both ways; the small ones still go through the socket.
+  // The MLP's first weight (784x128) and its gradient exceed the threshold: trainers write that
+  // gradient into the pserver's copy and read the weight from its memory; the small ones still
+  // go through the socket.
   Fixture f = loadFixture("mnist_mlp_momentum");
   std::string dir = scratchDir("e2e_peer_memory");
   makeModel(dir + "/model", "--model=mlp --in=784 --hidden=128,64 --out=10 "
                             "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
                             "--momentum=0.9 --epochs=1 --batch-size=32 --format=npy --data=" +
                                 f.dir + "/x.npy," + f.dir + "/y.npy");
-  std::map<std::string, std::string> logs;
-  for (const char *peerMemory : {"1", "0"})
-    logs[peerMemory] = run(std::string("env OAR_PEER_MEMORY=") + peerMemory + " " + binDir() +
-                           "/oar-launch --server-num=1 --worker-num=2 --mode=sync --timeout=300 "
-                           "--worker-threads=1 --load " +
-                           f.dir + "/init --save " + dir + "/pm" + peerMemory + " " + dir +
-                           "/model");
-  if (oar::test::siblingsMayReadEachOther())
+  auto launch = [&](const std::string &peerMemory, const std::string &mode) {
+    return run("env OAR_PEER_MEMORY=" + peerMemory + " " + binDir() +
+               "/oar-launch --server-num=1 --worker-num=2 --mode=" + mode +
+               " --timeout=300 --worker-threads=1 --load " + f.dir + "/init --save " + dir + "/" +
+               mode + peerMemory + " " + dir + "/model");
+  };
+  std::string viaMemory = launch("1", "sync"), viaSocket = launch("0", "sync");
+  CHECK_THAT(viaSocket, !Contains("runs on this host") && !Contains("peer memory:"));
+  if (oar::test::siblingsMayReadEachOther()) {
     for (const char *t : {"trainer 0", "trainer 1"})
-      CHECK_THAT(logs["1"], Contains(std::string(t) + " runs on this host (process "));
-  else // each falls back to the socket
-    WARN("Yama's ptrace_scope keeps the nodes from reading each other's memory here");
-  CHECK_THAT(logs["0"], !Contains("runs on this host"));
+      CHECK_THAT(viaMemory, Contains(std::string(t) + " runs on this host (process "));
+    // Sync: gradients written into the pserver, params read from it; none read by the pserver.
+    std::array<int, 3> sync = peerMemoryCounts(viaMemory);
+    CHECK(sync[0] > 0);
+    CHECK(sync[1] == 0);
+    CHECK(sync[2] > 0);
+    // Async: the pserver reads the gradients, and trainers read snapshots of the weights.
+    std::array<int, 3> async = peerMemoryCounts(launch("1", "async"));
+    CHECK(async[0] == 0);
+    CHECK(async[1] > 0);
+    CHECK(async[2] > 0);
+  } else { // each falls back to the socket
+    WARN("this host keeps the nodes from reading each other's memory (Yama, seccomp)");
+  }
   for (const std::string &p : f.params) {
     INFO(p);
-    std::string viaMemory = readFile(dir + "/pm1/" + p + ".npy");
-    CHECK(!viaMemory.empty());
-    CHECK(viaMemory == readFile(dir + "/pm0/" + p + ".npy"));
+    std::string bits = readFile(dir + "/sync1/" + p + ".npy");
+    CHECK(!bits.empty());
+    CHECK(bits == readFile(dir + "/sync0/" + p + ".npy"));
   }
 }
 

@@ -93,7 +93,7 @@ TEST_CASE("a probe verifies the process that holds it, never this one", "[runtim
   offerPeerMemory(h);
   REQUIRE(h.probe().size() == 16);
   if (!mayReadChildren()) {
-    WARN("Yama's ptrace_scope forbids reading a child's memory here: nothing to check");
+    WARN("this host lets no process read a child's memory (Yama, seccomp): nothing to check");
     return;
   }
   ForkedTwin twin; // it holds the same probe at the same address
@@ -116,7 +116,7 @@ TEST_CASE("a payload in peer memory is read from the sender's process, not from 
   std::vector<float> values(1 << 15);
   std::iota(values.begin(), values.end(), 0.5f);
   if (!mayReadChildren()) {
-    WARN("Yama's ptrace_scope forbids reading a child's memory here: nothing to check");
+    WARN("this host lets no process read a child's memory (Yama, seccomp): nothing to check");
     return;
   }
   ForkedTwin twin;

@@ -1,0 +1,58 @@
+// A pserver's side of same-host peer memory: which trainers it reads and writes, what it keeps
+// alive for them, and what moved that way.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/gradient_landings.h"
+#include "runtime/protocol.h"
+
+namespace oar::runtime {
+
+class PserverPeerMemory {
+public:
+  void resize(size_t trainers) { trainerPid_.resize(trainers, 0); }
+  /// Trainer `t`'s HELLO: checks its probe (its large gradients are then read from its
+  /// memory, or in sync written into ours: the landings of `grads` go into `reply`), and offers
+  /// our probe to a trainer of this host and user.
+  void greet(int64_t t, const Message &hello, bool sync, Scope &scope,
+             const llvm::StringMap<ops::VarType> &grads, proto::MsgHeader &reply);
+  /// The process of trainer `t` whose probe read back, else 0.
+  pid_t trainerPid(int64_t t) const { return trainerPid_[t]; }
+  /// A SEND_VAR of trainer `t`: a landed gradient must come from the process its landing was
+  /// announced to; a payload in the trainer's memory is read into `m.payload`.
+  llvm::Error receive(int64_t t, Message &m);
+  /// Whether trainer `t`'s copy of `grad` is a landing (it must keep its buffer).
+  bool hasLanding(int64_t t, llvm::StringRef grad) const { return landings_.has(t, grad); }
+  /// Trainer `t` left: its landings are retired (see GradientLandings) and what it was reading
+  /// is let go.
+  void retire(int64_t t, Scope &scope);
+  /// Marks the reply `h` to `request` as lying in our memory at `value` when the request
+  /// accepts it (see acceptsFrom) and `value` is worth it; keeps `value` alive until the same
+  /// trainer asks for the same var for a later step. Any thread.
+  void serve(const proto::MsgHeader &request, proto::MsgHeader &h, const Tensor &value);
+  /// Clears a GET_VAR's accepts_peer_memory unless it came from a process of this host and user:
+  /// nobody else learns our addresses.
+  static void acceptsFrom(Message &request);
+  /// "peer memory: ..." counts for the last log line, or "" when nothing moved that way.
+  std::string summary() const;
+
+private:
+  std::vector<pid_t> trainerPid_;
+  GradientLandings landings_;
+  struct Served {
+    int64_t step;
+    std::shared_ptr<std::byte> buffer;
+  };
+  std::mutex servedMutex_; ///< service threads serve async snapshots
+  std::map<std::pair<int64_t, std::string>, std::vector<Served>> served_;
+  std::atomic<uint64_t> landedCount_{0}, readCount_{0}, servedCount_{0};
+  void forgetServed(int64_t t);
+};
+
+} // namespace oar::runtime
