@@ -247,6 +247,7 @@ void Communicator::forgetUnacked() {
 Communicator::Request Communicator::getVarRequest(const std::string &var,
                                                   const std::string &endpoint, int64_t step) {
   Request r{makeHeader(proto::GET_VAR, var, trainerId_, step), nullptr, endpoint};
+  r.header.set_fetch_round(fetchRound_);
   if (auto it = connections_.find(endpoint); it != connections_.end() && it->second.pserverPid)
     r.header.set_accepts_peer_memory(true);
   return r;
@@ -476,6 +477,7 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
     return llvm::Error::success();
   }
   std::vector<Request> reqs;
+  ++fetchRound_;
   for (size_t i = 0; i < names.size(); ++i)
     reqs.push_back(getVarRequest(names[i], endpoints[i], step_));
   for (const auto &[var, ep] : ahead)
@@ -522,6 +524,7 @@ Communicator::barrier(proto::MsgKind kind,
     return llvm::Error::success();
   }
   // The fetches belong to the step the barrier closes (the step after it advances).
+  ++fetchRound_;
   for (const auto &[var, ep] : prefetch)
     reqs.push_back(getVarRequest(var, ep, step_ + 1));
   auto replies = roundTrip(reqs, "in send_barrier", heldReplyTimeout());

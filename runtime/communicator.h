@@ -165,7 +165,10 @@ private:
   bool landInPserver(Connection &c, Request &r);
   /// Drops the outstanding acknowledgements, keeping their payloads (see above).
   void forgetUnacked();
-  /// A GET_VAR of `var` from `endpoint` for `step`; the reply may come through peer memory.
+  /// Counts the round trips of fetches (a pserver lets go of what an earlier round read).
+  uint64_t fetchRound_ = 0;
+  /// A GET_VAR of `var` from `endpoint` for `step`, in fetch round fetchRound_; the reply may
+  /// come through peer memory.
   Request getVarRequest(const std::string &var, const std::string &endpoint, int64_t step);
   std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;

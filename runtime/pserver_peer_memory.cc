@@ -59,17 +59,19 @@ void PserverPeerMemory::serve(const proto::MsgHeader &request, proto::MsgHeader 
   placeInPeerMemory(h, value);
   ++servedCount_;
   std::lock_guard<std::mutex> lock(servedMutex_);
-  // A trainer asks for a later step only after it read every earlier reply; the same step may
-  // be asked for twice (a var fetched ahead, then again), so those stay.
-  std::vector<Served> &kept = served_[{request.trainer_id(), request.var()}];
-  llvm::erase_if(kept, [&](const Served &s) { return s.step < request.step(); });
-  kept.push_back({request.step(), value.buffer()});
+  // A trainer sends a later round's fetches only after it read every reply of the earlier ones
+  // (each round trip reads all its replies before it returns).
+  Served &kept = served_[request.trainer_id()];
+  if (request.fetch_round() > kept.round) {
+    kept.round = request.fetch_round();
+    kept.buffers.clear();
+  }
+  kept.buffers.push_back(value.buffer());
 }
 
 void PserverPeerMemory::forgetServed(int64_t t) {
   std::lock_guard<std::mutex> lock(servedMutex_);
-  for (auto it = served_.begin(); it != served_.end();)
-    it = it->first.first == t ? served_.erase(it) : std::next(it);
+  served_.erase(t);
 }
 
 std::string PserverPeerMemory::summary() const {

@@ -34,7 +34,7 @@ public:
   void retire(int64_t t, Scope &scope);
   /// Marks the reply `h` to `request` as lying in our memory at `value` when the request
   /// accepts it (see acceptsFrom) and `value` is worth it; keeps `value` alive until the same
-  /// trainer asks for the same var for a later step. Any thread.
+  /// trainer fetches in a later round. Any thread.
   void serve(const proto::MsgHeader &request, proto::MsgHeader &h, const Tensor &value);
   /// Clears a GET_VAR's accepts_peer_memory unless it came from a process of this host and user:
   /// nobody else learns our addresses.
@@ -45,12 +45,13 @@ public:
 private:
   std::vector<pid_t> trainerPid_;
   GradientLandings landings_;
+  /// What a trainer's latest fetch round reads of our memory.
   struct Served {
-    int64_t step;
-    std::shared_ptr<std::byte> buffer;
+    uint64_t round = 0;
+    std::vector<std::shared_ptr<std::byte>> buffers;
   };
   std::mutex servedMutex_; ///< service threads serve async snapshots
-  std::map<std::pair<int64_t, std::string>, std::vector<Served>> served_;
+  std::map<int64_t, Served> served_; ///< by trainer
   std::atomic<uint64_t> landedCount_{0}, readCount_{0}, servedCount_{0};
   void forgetServed(int64_t t);
 };

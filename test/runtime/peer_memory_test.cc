@@ -9,6 +9,7 @@
 #include "ir/names.h"
 #include "runtime/gradient_landings.h"
 #include "runtime/peer_memory.h"
+#include "runtime/pserver_peer_memory.h"
 #include "runtime/protocol.h"
 #include "test/support/expect.h"
 #include "test/support/ptrace_rules.h"
@@ -186,4 +187,38 @@ TEST_CASE("a trainer that left keeps writing into a landing nobody reads any mor
   CHECK(after.data<float>() != landing);
   landing[7] = 3.5f; // a stray write of the trainer that left: still its memory, and unread
   CHECK(after.toVector<float>() == std::vector<float>(256 * 64, 0.0f));
+}
+
+TEST_CASE("a pserver keeps what a trainer reads of its memory until that trainer's next fetch "
+          "round",
+          "[runtime]") {
+  // Async trainers never advance their step: rounds, not steps, let go (every snapshot of an
+  // async run stayed alive when steps did).
+  PserverPeerMemory peerMemory;
+  peerMemory.resize(2);
+  auto fetch = [](uint64_t round) {
+    proto::MsgHeader request = makeHeader(proto::GET_VAR, "w", 1, 0);
+    request.set_accepts_peer_memory(true);
+    request.set_fetch_round(round);
+    return request;
+  };
+  auto serve = [&](const proto::MsgHeader &request, const Tensor &value) {
+    proto::MsgHeader reply = makeHeader(proto::REPLY_VAR, "w", 1, 0);
+    peerMemory.serve(request, reply, value);
+    return reply.peer_address();
+  };
+  Tensor a(proto::F32, {256, 64}), b(proto::F32, {256, 64}), c(proto::F32, {256, 64});
+  std::weak_ptr<std::byte> aHeld = a.buffer(), bHeld = b.buffer();
+  CHECK(serve(fetch(1), a) == reinterpret_cast<uint64_t>(a.raw()));
+  CHECK(serve(fetch(1), b) != 0); // the same var twice in one round: both stay
+  a = Tensor();
+  b = Tensor();
+  CHECK(!aHeld.expired());
+  CHECK(!bHeld.expired());
+  serve(fetch(2), c); // the trainer read round 1's replies before it sent this
+  CHECK(aHeld.expired());
+  CHECK(bHeld.expired());
+  proto::MsgHeader elsewhere = fetch(3); // a request that does not accept gets the socket
+  elsewhere.set_accepts_peer_memory(false);
+  CHECK(serve(elsewhere, c) == 0);
 }
