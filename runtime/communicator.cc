@@ -219,7 +219,7 @@ llvm::Error Communicator::drainAcks() {
   return llvm::Error::success();
 }
 
-bool Communicator::landInPserver(Connection &c, Request &r) {
+llvm::Expected<bool> Communicator::landInPserver(Connection &c, Request &r) {
   auto landing = c.landings.find(r.header.var());
   if (landing == c.landings.end() || !worthPeerMemory(r.tensor) ||
       r.tensor->bytes() != landing->getValue().second)
@@ -228,6 +228,13 @@ bool Communicator::landInPserver(Connection &c, Request &r) {
     c.landings.clear();
     return false;
   }
+  // An async pserver acknowledges a landed gradient once it applied it: until then the
+  // landing is not ours to write again. (The step's recv usually collected that already.)
+  if (llvm::any_of(unacked_, [&](const Request &u) {
+        return u.header.landed() && u.endpoint == r.endpoint && u.header.var() == r.header.var();
+      }))
+    if (llvm::Error err = drainAcks())
+      return err;
   if (llvm::Error err = writePeerMemory(c.pserverPid, landing->getValue().first, r.tensor->raw(),
                                         r.tensor->bytes(), r.header.var())) {
     llvm::consumeError(std::move(err)); // the pserver then reads it, or gets it by the socket
@@ -375,8 +382,13 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
       Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
       Tensor snapshot;
       auto c = connections_.find(endpoints[i]);
-      if (kind == proto::SEND_VAR && c != connections_.end() && landInPserver(c->second, r)) {
-        // written into the pserver's copy already: nothing of ours is read later
+      auto landed = kind == proto::SEND_VAR && c != connections_.end()
+                        ? landInPserver(c->second, r)
+                        : llvm::Expected<bool>(false);
+      if (!landed)
+        return landed.takeError();
+      if (*landed) {
+        // written into the pserver's memory already: nothing of ours is read later
       } else if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
                  worthPeerMemory(r.tensor)) {
         // The pserver reads it before it acknowledges. A copy (in-process, fast), so that the

@@ -160,9 +160,9 @@ private:
   /// Payloads a pserver may still read from our memory after we stopped waiting for its
   /// acknowledgement: freed, their memory could hold other bytes by the time it reads.
   std::vector<std::shared_ptr<std::byte>> unackedAfterFailure_;
-  /// Sync: writes `r`'s gradient into its landing in the pserver's memory and marks `r` so;
-  /// false when it has none or the write failed (then it goes another way).
-  bool landInPserver(Connection &c, Request &r);
+  /// Writes `r`'s gradient into its landing in the pserver's memory and marks `r` so; false
+  /// when it has none or the write failed (then it goes another way).
+  llvm::Expected<bool> landInPserver(Connection &c, Request &r);
   /// Drops the outstanding acknowledgements, keeping their payloads (see above).
   void forgetUnacked();
   /// Counts the round trips of fetches (a pserver lets go of what an earlier round read).

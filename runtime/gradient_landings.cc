@@ -6,9 +6,9 @@
 
 namespace oar::runtime {
 
-void GradientLandings::offer(Scope &scope, int64_t t, const llvm::StringMap<ops::VarType> &grads,
-                             proto::MsgHeader &reply) {
-  llvm::StringMap<std::shared_ptr<std::byte>> &mine = byTrainer_[t];
+void GradientLandings::offer(Scope &scope, bool sync, int64_t t,
+                             const llvm::StringMap<ops::VarType> &grads, proto::MsgHeader &reply) {
+  llvm::StringMap<Tensor> &mine = byTrainer_[t];
   for (const auto &entry : grads) {
     const ops::VarType &type = entry.getValue();
     int64_t numel = 1;
@@ -17,17 +17,18 @@ void GradientLandings::offer(Scope &scope, int64_t t, const llvm::StringMap<ops:
     if (numel <= 0 || type.isRows() ||
         static_cast<size_t>(numel) * dtypeSize(type.dtype) < kPeerMemoryMinBytes)
       continue;
-    Tensor &copy = scope.get(trainerCopyName(entry.getKey(), static_cast<unsigned>(t)));
     auto known = mine.find(entry.getKey());
-    if (known == mine.end() || copy.buffer() != known->getValue()) {
-      if (known != mine.end()) // announced before: it may still be written to
-        retired_.push_back(known->getValue());
-      copy.resize(type.dtype, type.dims);
-      mine[entry.getKey()] = copy.buffer();
+    if (known == mine.end())
+      known = mine.try_emplace(entry.getKey(), Tensor(type.dtype, type.dims)).first;
+    const Tensor &landing = known->getValue();
+    if (sync) {
+      Tensor &copy = scope.get(trainerCopyName(entry.getKey(), static_cast<unsigned>(t)));
+      if (copy.buffer() != landing.buffer())
+        copy = landing;
     }
     reply.add_landing_vars(entry.getKey().str());
-    reply.add_landing_addresses(reinterpret_cast<uint64_t>(copy.raw()));
-    reply.add_landing_bytes(copy.bytes());
+    reply.add_landing_addresses(reinterpret_cast<uint64_t>(landing.raw()));
+    reply.add_landing_bytes(landing.bytes());
   }
 }
 
@@ -36,12 +37,22 @@ bool GradientLandings::has(int64_t t, llvm::StringRef grad) const {
   return it != byTrainer_.end() && it->second.count(grad);
 }
 
-void GradientLandings::retire(Scope &scope, int64_t t) {
+Tensor GradientLandings::landing(int64_t t, llvm::StringRef grad) const {
+  auto it = byTrainer_.find(t);
+  if (it == byTrainer_.end())
+    return Tensor();
+  auto found = it->second.find(grad);
+  return found == it->second.end() ? Tensor() : found->getValue();
+}
+
+void GradientLandings::retire(Scope &scope, bool sync, int64_t t) {
   auto it = byTrainer_.find(t);
   if (it == byTrainer_.end())
     return;
   for (auto &entry : it->second) {
-    retired_.push_back(std::move(entry.getValue()));
+    retired_.push_back(entry.getValue().buffer());
+    if (!sync)
+      continue;
     Tensor &copy = scope.get(trainerCopyName(entry.getKey(), static_cast<unsigned>(t)));
     Tensor fresh(copy.dtype(), copy.dims());
     copy = std::move(fresh);

@@ -1,4 +1,4 @@
-// Sync pserver: where same-host trainers write their large gradients in its memory.
+// Where same-host trainers write their large gradients in a pserver's memory.
 #pragma once
 
 #include <map>
@@ -12,25 +12,31 @@
 
 namespace oar::runtime {
 
-/// A sync pserver sums each trainer's copy of a gradient at the step's barrier. A trainer on
-/// this host writes its large gradients straight into its copies (process_vm_writev), so the
-/// pserver's socket thread copies nothing while the trainers wait: each trainer copies its own,
-/// side by side. A copy's buffer keeps its address for good once announced: a trainer declared
-/// lost may still write to it, so retiring a trainer gives its copies fresh buffers and keeps
-/// the old ones allocated.
+/// A trainer on the pserver's host writes its large gradients straight into a buffer of the
+/// pserver's (process_vm_writev), so the pserver's socket thread copies nothing: each trainer
+/// copies its own, side by side. Sync: the buffer is the trainer's copy of the gradient that
+/// the step's barrier sums. Async and GEO: the block that applies it reads it there, and the
+/// acknowledgement (after which the trainer may write it again) waits for that.
+/// A buffer keeps its address for good once announced: a trainer that was dropped may still
+/// write to it, so retiring a trainer gives its copies fresh buffers and keeps the old ones
+/// allocated.
 class GradientLandings {
 public:
-  /// Announces trainer `t`'s landings in the HELLO reply `reply`: the copy of each gradient of
-  /// `grads` (name -> type) of at least kPeerMemoryMinBytes, made in `scope` as needed.
-  void offer(Scope &scope, int64_t t, const llvm::StringMap<ops::VarType> &grads,
+  /// Announces trainer `t`'s landings in the HELLO reply `reply`: one for each gradient of
+  /// `grads` (name -> type) of at least kPeerMemoryMinBytes. Sync: the trainer's copies in
+  /// `scope` become (share) them. Async: `scope` is not touched (service threads read it).
+  void offer(Scope &scope, bool sync, int64_t t, const llvm::StringMap<ops::VarType> &grads,
              proto::MsgHeader &reply);
-  /// Whether `grad` of trainer `t` has a landing (its copy must then keep its buffer).
+  /// Whether `grad` of trainer `t` has a landing (a sync copy must then keep its buffer).
   bool has(int64_t t, llvm::StringRef grad) const;
-  /// Trainer `t` left: its copies get fresh zeroed buffers that it cannot write to.
-  void retire(Scope &scope, int64_t t);
+  /// Trainer `t`'s landing of `grad` (sharing its buffer), or an empty tensor.
+  Tensor landing(int64_t t, llvm::StringRef grad) const;
+  /// Trainer `t` left: it writes nowhere anyone reads any more (sync: its copies in `scope`
+  /// get fresh zeroed buffers).
+  void retire(Scope &scope, bool sync, int64_t t);
 
 private:
-  std::map<int64_t, llvm::StringMap<std::shared_ptr<std::byte>>> byTrainer_;
+  std::map<int64_t, llvm::StringMap<Tensor>> byTrainer_;
   std::vector<std::shared_ptr<std::byte>> retired_;
 };
 

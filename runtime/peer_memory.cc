@@ -129,6 +129,11 @@ pid_t localSenderPid(const zmq::message_t &frame) {
   return static_cast<pid_t>(pid);
 }
 
+bool landingsEnabled() {
+  const char *mode = std::getenv("OAR_PEER_MEMORY");
+  return peerMemoryEnabled() && !(mode && std::strcmp(mode, "read") == 0);
+}
+
 void offerPeerMemory(proto::MsgHeader &h) {
   if (!peerMemoryEnabled())
     return;

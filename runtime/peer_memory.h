@@ -19,6 +19,9 @@ inline constexpr size_t kPeerMemoryMinBytes = 32 << 10;
 /// Off when OAR_PEER_MEMORY=0 is in the environment (every payload then goes through the
 /// socket), or when OAR_LOCAL_TCP=1 turns the same-host path off.
 bool peerMemoryEnabled();
+/// Whether trainers write their gradients into the pserver's memory (landings); off with
+/// OAR_PEER_MEMORY=read (the pserver then reads them from the trainers' memory).
+bool landingsEnabled();
 
 /// The process that sent `frame` when it came over a Unix socket from a process of our own
 /// user (the kernel's SO_PEERCRED, which ZeroMQ hands on as the "Peer-Address" property);

@@ -203,6 +203,7 @@ struct PserverLoop::Impl {
     completed.assign(fanin, false);
     lost.assign(fanin, false);
     helloPeer.assign(fanin, "");
+    peerMemory.setSync(mode == "sync");
     peerMemory.resize(fanin);
     lastSeen.assign(fanin, Clock::now());
     if (resumeStep) {
@@ -559,7 +560,7 @@ struct PserverLoop::Impl {
       helloPeer[t] = peer;
       {
         proto::MsgHeader ok = helloReply(t, h.step());
-        peerMemory.greet(t, m, mode == "sync", scope, gradTypes(), ok);
+        peerMemory.greet(t, m, scope, gradTypes(), ok);
         if (pid_t pid = peerMemory.trainerPid(t))
           log(llvm::formatv("trainer {0} runs on this host (process {1}): tensors of {2} KiB or "
                             "more move through each other's memory",
@@ -580,6 +581,8 @@ struct PserverLoop::Impl {
       if (mode == "sync" && h.step() != barrierRound[t])
         return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
                          h.step(), t, barrierRound[t]);
+      if (mode != "sync" && h.landed())
+        return applyLanded(peer, t, h, it->getValue());
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
       if (mode == "sync") { // kept per trainer until the step's barrier
         Tensor &copy = scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t)));
@@ -661,6 +664,30 @@ struct PserverLoop::Impl {
     default:
       return makeError("a {0} message is not a request", kindName(h.kind()));
     }
+  }
+
+  /// Async and GEO: applies the gradient trainer `t` wrote into its landing, there. The
+  /// acknowledgement, after which the trainer may write the landing again, waits until the
+  /// block has read it (the block's later gets waited for it anyway).
+  llvm::Error applyLanded(const std::string &peer, int64_t t, const proto::MsgHeader &h,
+                          int block) {
+    std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
+    workers->post(blockThread[block], [this, slot, block, h,
+                                       landing = peerMemory.landing(t, h.var())]() -> llvm::Error {
+      *scope.find(h.var()) = landing;
+      llvm::Error err = runBlock(block);
+      proto::MsgHeader ack = makeHeader(proto::REPLY_OK, h.var(), h.trainer_id(), h.step());
+      if (!err) {
+        replies.fill(slot, ack, Tensor());
+        return llvm::Error::success();
+      }
+      std::string why = llvm::toString(std::move(err));
+      ack.set_kind(proto::REPLY_ERROR);
+      ack.set_error(why);
+      replies.fill(slot, ack, Tensor());
+      return makeError("{0}", why);
+    });
+    return llvm::Error::success();
   }
 
   /// Why trainer `t`'s HELLO is not of this job, or "".

@@ -7,7 +7,7 @@
 
 namespace oar::runtime {
 
-void PserverPeerMemory::greet(int64_t t, const Message &hello, bool sync, Scope &scope,
+void PserverPeerMemory::greet(int64_t t, const Message &hello, Scope &scope,
                               const llvm::StringMap<ops::VarType> &grads,
                               proto::MsgHeader &reply) {
   pid_t pid = verifiedPeerPid(hello.header, hello.senderPid);
@@ -16,12 +16,10 @@ void PserverPeerMemory::greet(int64_t t, const Message &hello, bool sync, Scope 
   if (hello.senderPid != 0)
     offerPeerMemory(reply);
   reply.set_reads_peer_memory(pid != 0);
-  if (!sync)
-    return;
-  if (pid)
-    landings_.offer(scope, t, grads, reply);
-  else // whoever said HELLO as `t` before may not write into its copies any more
-    landings_.retire(scope, t);
+  if (pid && landingsEnabled())
+    landings_.offer(scope, sync_, t, grads, reply);
+  else // whoever said HELLO as `t` before may not write where it was told any more
+    landings_.retire(scope, sync_, t);
 }
 
 llvm::Error PserverPeerMemory::receive(int64_t t, Message &m) {
@@ -43,7 +41,7 @@ llvm::Error PserverPeerMemory::receive(int64_t t, Message &m) {
 }
 
 void PserverPeerMemory::retire(int64_t t, Scope &scope) {
-  landings_.retire(scope, t);
+  landings_.retire(scope, sync_, t);
   forgetServed(t);
 }
 

@@ -16,11 +16,13 @@ namespace oar::runtime {
 
 class PserverPeerMemory {
 public:
+  /// Sync mode: landings are the trainers' copies that the step's barrier sums.
+  void setSync(bool sync) { sync_ = sync; }
   void resize(size_t trainers) { trainerPid_.resize(trainers, 0); }
-  /// Trainer `t`'s HELLO: checks its probe (its large gradients are then read from its
-  /// memory, or in sync written into ours: the landings of `grads` go into `reply`), and offers
-  /// our probe to a trainer of this host and user.
-  void greet(int64_t t, const Message &hello, bool sync, Scope &scope,
+  /// Trainer `t`'s HELLO: checks its probe (its large gradients are then written into our
+  /// memory: the landings of `grads` go into `reply`), and offers our probe to a trainer of
+  /// this host and user.
+  void greet(int64_t t, const Message &hello, Scope &scope,
              const llvm::StringMap<ops::VarType> &grads, proto::MsgHeader &reply);
   /// The process of trainer `t` whose probe read back, else 0.
   pid_t trainerPid(int64_t t) const { return trainerPid_[t]; }
@@ -29,6 +31,8 @@ public:
   llvm::Error receive(int64_t t, Message &m);
   /// Whether trainer `t`'s copy of `grad` is a landing (it must keep its buffer).
   bool hasLanding(int64_t t, llvm::StringRef grad) const { return landings_.has(t, grad); }
+  /// Async: trainer `t`'s landing of `grad`, which a block reads where the trainer wrote it.
+  Tensor landing(int64_t t, llvm::StringRef grad) const { return landings_.landing(t, grad); }
   /// Trainer `t` left: its landings are retired (see GradientLandings) and what it was reading
   /// is let go.
   void retire(int64_t t, Scope &scope);
@@ -43,6 +47,7 @@ public:
   std::string summary() const;
 
 private:
+  bool sync_ = true;
   std::vector<pid_t> trainerPid_;
   GradientLandings landings_;
   /// What a trainer's latest fetch round reads of our memory.

@@ -168,7 +168,7 @@ TEST_CASE("a trainer that left keeps writing into a landing nobody reads any mor
   grads["b@GRAD"] = ops::VarType{proto::F32, {64}}; // too small: through the socket
   GradientLandings landings;
   proto::MsgHeader hello;
-  landings.offer(scope, 1, grads, hello);
+  landings.offer(scope, /*sync=*/true, 1, grads, hello);
   REQUIRE(hello.landing_vars_size() == 1);
   CHECK(hello.landing_vars(0) == "w@GRAD");
   CHECK(hello.landing_bytes(0) == 256 * 64 * 4);
@@ -178,10 +178,10 @@ TEST_CASE("a trainer that left keeps writing into a landing nobody reads any mor
   CHECK(landings.has(1, "w@GRAD"));
   CHECK_FALSE(landings.has(0, "w@GRAD"));
   proto::MsgHeader again; // a second HELLO gets the same place
-  landings.offer(scope, 1, grads, again);
+  landings.offer(scope, /*sync=*/true, 1, grads, again);
   CHECK(again.landing_addresses(0) == hello.landing_addresses(0));
 
-  landings.retire(scope, 1);
+  landings.retire(scope, /*sync=*/true, 1);
   CHECK_FALSE(landings.has(1, "w@GRAD"));
   Tensor &after = scope.get(trainerCopyName("w@GRAD", 1));
   CHECK(after.data<float>() != landing);
