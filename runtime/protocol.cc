@@ -174,6 +174,14 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
           "{0}: dims {1} hold too many elements", msg.header.var(),
           dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())));
   }
+  if (msg.header.landed() && msg.header.kind() != proto::SEND_VAR)
+    return makeError("{0}: only a send_var is written into the receiver's memory",
+                     msg.header.var());
+  if (msg.header.peer_address() != 0 && msg.header.kind() != proto::SEND_VAR &&
+      msg.header.kind() != proto::REPLY_VAR)
+    return makeError("{0}: only a send_var or a reply_var leaves its payload in the sender's "
+                     "memory",
+                     msg.header.var());
   if (msg.header.peer_address() != 0 || msg.header.landed()) { // see peer_memory.h
     if (payload.size() != 0 || numel == 0 ||
         (msg.header.peer_address() != 0 && msg.header.landed()))
@@ -203,6 +211,10 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
 }
 
 void Message::moveInto(Tensor &dst) {
+  if (inPeerMemory() || header.landed()) { // its bytes are not here: nothing to make from them
+    dst = Tensor();
+    return;
+  }
   if (payload.size() == 0) { // an empty tensor: nothing to share
     dst.resize(header.dtype(), dims());
     return;

@@ -35,7 +35,8 @@ struct Message {
   bool hasTensor() const { return header.dtype() != proto::DTYPE_UNSET; }
   std::vector<int64_t> dims() const { return {header.dims().begin(), header.dims().end()}; }
   /// Makes `dst` the payload itself (no copy); the message's payload is empty afterwards.
-  /// Anything else sharing dst's old buffer keeps the old bytes.
+  /// Anything else sharing dst's old buffer keeps the old bytes. A payload still in the
+  /// sender's memory, or written into ours already, makes `dst` empty (read or use it first).
   void moveInto(Tensor &dst);
 };
 

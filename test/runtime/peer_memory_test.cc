@@ -222,3 +222,37 @@ TEST_CASE("a pserver keeps what a trainer reads of its memory until that trainer
   elsewhere.set_accepts_peer_memory(false);
   CHECK(serve(elsewhere, c) == 0);
 }
+
+TEST_CASE("a peer-memory field on the wrong kind of message is refused, and no tensor is made "
+          "for bytes that are not here",
+          "[runtime][errors]") {
+  // Found by fuzz/message_fuzz.cc: a reply marked `landed` with huge dims decoded, and making
+  // its tensor allocated dims x dtype bytes (a hostile pserver could end a trainer so).
+  auto decode = [](const proto::MsgHeader &h) {
+    std::string head = h.SerializeAsString();
+    std::vector<zmq::message_t> frames;
+    frames.emplace_back(head.data(), head.size());
+    frames.emplace_back();
+    return decodeMessage(frames, 0);
+  };
+  proto::MsgHeader reply = makeHeader(proto::REPLY_VAR, "w", 0, 0);
+  reply.set_dtype(proto::F32);
+  reply.add_dims(int64_t(1) << 40);
+  reply.set_landed(true);
+  CHECK_THAT(errorText(decode(reply)),
+             Contains("w: only a send_var is written into the receiver's memory"));
+  proto::MsgHeader barrier = makeHeader(proto::SEND_BARRIER, "w", 0, 0);
+  barrier.set_dtype(proto::F32);
+  barrier.add_dims(4);
+  barrier.set_peer_address(4096);
+  CHECK_THAT(errorText(decode(barrier)),
+             Contains("only a send_var or a reply_var leaves its payload in the sender's memory"));
+  proto::MsgHeader landed = makeHeader(proto::SEND_VAR, "w@GRAD", 0, 0);
+  landed.set_dtype(proto::F32);
+  landed.add_dims(int64_t(1) << 40);
+  landed.set_landed(true);
+  Message m = requireValue(decode(landed));
+  Tensor t;
+  m.moveInto(t); // no 4 TiB allocation
+  CHECK_FALSE(t.initialized());
+}

@@ -279,7 +279,7 @@ TEST_CASE("a pserver reads no gradient from the memory of a peer it did not veri
   barrier.add_dims(13);
   barrier.set_peer_address(reinterpret_cast<uint64_t>(grad));
   CHECK_THAT(rawRequest(raw, {barrier.SerializeAsString(), ""}).error(),
-             Contains("a send_barrier message cannot leave its payload in the sender's memory"));
+             Contains("only a send_var or a reply_var leaves its payload in the sender's memory"));
   job.finishCleanly(server, job.job()); // nothing was applied for step 0
 }
 
