@@ -127,13 +127,7 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
   auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
   for (;;) {
     try {
-      if (r.header.kind() == proto::HELLO && localIpcAddress(r.endpoint)) {
-        proto::MsgHeader hello = r.header; // our probe only to a pserver of this host
-        offerPeerMemory(hello);
-        sendMessage(s, hello, r.tensor);
-      } else {
-        sendMessage(s, r.header, r.tensor);
-      }
+      sendMessage(s, r.header, r.tensor);
       highestStepSent_ = std::max(highestStepSent_, r.header.step());
       if (r.header.kind() == proto::COMPLETE) // from now on it may leave
         connections_[r.endpoint].completed = true;
@@ -191,17 +185,8 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
     return makeError("{0}: pserver {1} refused {2} {3}: {4}", who(), r.endpoint,
                      kindName(r.header.kind()), r.header.var(), msg->header.error());
   }
-  if (r.header.kind() == proto::HELLO) { // what each side may read from the other's memory
-    c.pserverPid = verifiedPeerPid(msg->header, msg->senderPid);
-    c.readsOurMemory = msg->header.reads_peer_memory();
-    c.landings.clear();
-    c.pserverProcess = c.pserverPid ? ProcessWatch(c.pserverPid) : ProcessWatch();
-    const proto::MsgHeader &h = msg->header;
-    if (c.pserverProcess.running() && h.landing_vars_size() == h.landing_addresses_size() &&
-        h.landing_vars_size() == h.landing_bytes_size())
-      for (int i = 0; i < h.landing_vars_size(); ++i)
-        c.landings[h.landing_vars(i)] = {h.landing_addresses(i), h.landing_bytes(i)};
-  }
+  if (r.header.kind() == proto::HELLO)
+    notePeerMemory(c, *msg);
   if (msg->inPeerMemory())
     if (llvm::Error err = readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint))
       return makeError("{0}: {1}", who(), llvm::toString(std::move(err)));
@@ -216,6 +201,36 @@ llvm::Error Communicator::drainAcks() {
       return ack.takeError();
     }
   unacked_.clear();
+  return llvm::Error::success();
+}
+
+void Communicator::notePeerMemory(Connection &c, const Message &helloReply) {
+  const proto::MsgHeader &h = helloReply.header;
+  c.pserverPid = verifiedPeerPid(h, helloReply.senderPid);
+  c.readsOurMemory = h.reads_peer_memory();
+  c.landings.clear();
+  c.pserverProcess = c.pserverPid ? ProcessWatch(c.pserverPid) : ProcessWatch();
+  if (c.pserverProcess.running() && h.landing_vars_size() == h.landing_addresses_size() &&
+      h.landing_vars_size() == h.landing_bytes_size())
+    for (int i = 0; i < h.landing_vars_size(); ++i)
+      c.landings[h.landing_vars(i)] = {h.landing_addresses(i), h.landing_bytes(i)};
+}
+
+llvm::Error Communicator::placeGradient(Request &r, Tensor &copy) {
+  auto c = connections_.find(r.endpoint);
+  if (c == connections_.end())
+    return llvm::Error::success();
+  auto landed = landInPserver(c->second, r);
+  if (!landed)
+    return landed.takeError();
+  if (*landed || !c->second.readsOurMemory || !worthPeerMemory(r.tensor))
+    return llvm::Error::success();
+  // The pserver reads it before it acknowledges. A copy (in-process, fast), so that the next
+  // backward pass, which may reuse the gradient's buffer, never meets that read.
+  copy = r.tensor->clone();
+  r.tensor = &copy;
+  placeInPeerMemory(r.header, copy);
+  r.keep = copy.buffer();
   return llvm::Error::success();
 }
 
@@ -285,8 +300,11 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
   }
 }
 
-proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step) const {
+proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step,
+                                           const std::string &endpoint) const {
   proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, step);
+  if (localIpcAddress(endpoint)) // our probe only to a pserver of this host
+    offerPeerMemory(hello);
   hello.set_mode(job.mode);
   hello.set_trainers(job.trainers);
   hello.set_plan_digest(job.planDigest);
@@ -298,7 +316,7 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
   job_ = job;
   std::map<std::string, int64_t> steps; // what each HELLO reply says the pserver applied
   for (const std::string &ep : endpoints_) {
-    proto::MsgHeader hello = helloHeader(job, 0);
+    proto::MsgHeader hello = helloHeader(job, 0, ep);
     auto start = std::chrono::steady_clock::now();
     std::chrono::milliseconds backoff(50);
     for (int attempt = 1;; ++attempt) {
@@ -340,7 +358,7 @@ llvm::Error Communicator::alignCheckpointSteps(const JobIdentity &job,
   // Every pserver is asked, even one at that step already: it drops what was sent for later
   // steps. Each acts on the first trainer's request only.
   for (const std::string &ep : endpoints_) {
-    proto::MsgHeader hello = helloHeader(job, lowest);
+    proto::MsgHeader hello = helloHeader(job, lowest, ep);
     hello.set_rollback_to(lowest);
     auto reply = roundTrip({{hello, nullptr, ep}}, "going back to a checkpoint");
     if (!reply)
@@ -380,24 +398,10 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
   try {
     for (size_t i = 0; i < vars.size(); ++i) {
       Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
-      Tensor snapshot;
-      auto c = connections_.find(endpoints[i]);
-      auto landed = kind == proto::SEND_VAR && c != connections_.end()
-                        ? landInPserver(c->second, r)
-                        : llvm::Expected<bool>(false);
-      if (!landed)
-        return landed.takeError();
-      if (*landed) {
-        // written into the pserver's memory already: nothing of ours is read later
-      } else if (kind == proto::SEND_VAR && c != connections_.end() && c->second.readsOurMemory &&
-                 worthPeerMemory(r.tensor)) {
-        // The pserver reads it before it acknowledges. A copy (in-process, fast), so that the
-        // next backward pass, which may reuse the gradient's buffer, never meets that read.
-        snapshot = r.tensor->clone();
-        r.tensor = &snapshot;
-        placeInPeerMemory(r.header, snapshot);
-        r.keep = snapshot.buffer();
-      }
+      Tensor copy;
+      if (kind == proto::SEND_VAR)
+        if (llvm::Error err = placeGradient(r, copy))
+          return err;
       if (llvm::Error err = sendRequest(r, "sending"))
         return err;
       r.tensor = nullptr; // the message (or `keep`) keeps the buffer alive; the tensor may change
@@ -570,7 +574,7 @@ llvm::Error Communicator::complete(const std::string &failure) {
     auto it = connections_.find(ep);
     bool greeted = it != connections_.end() && it->second.greeted;
     if (job_ && !greeted)
-      goodbye.push_back({helloHeader(*job_, 0), nullptr, ep});
+      goodbye.push_back({helloHeader(*job_, 0, ep), nullptr, ep});
     goodbye.push_back({header, nullptr, ep});
     auto reply = roundTrip(goodbye, "completing", wait);
     // A pserver that went back to a checkpoint at another trainer's request forgot our HELLO
@@ -580,8 +584,8 @@ llvm::Error Communicator::complete(const std::string &failure) {
     if (!reply && job_ && greeted && lastRefusalWasRollback_) {
       llvm::consumeError(reply.takeError());
       closeConnection(ep);
-      reply = roundTrip({{helloHeader(*job_, 0), nullptr, ep}, {header, nullptr, ep}}, "completing",
-                        wait);
+      reply = roundTrip({{helloHeader(*job_, 0, ep), nullptr, ep}, {header, nullptr, ep}},
+                        "completing", wait);
     }
     if (!reply)
       result = llvm::joinErrors(std::move(result), reply.takeError());

@@ -163,6 +163,11 @@ private:
   /// Writes `r`'s gradient into its landing in the pserver's memory and marks `r` so; false
   /// when it has none or the write failed (then it goes another way).
   llvm::Expected<bool> landInPserver(Connection &c, Request &r);
+  /// A SEND_VAR's payload on this host: written into its landing, else left for the pserver
+  /// to read from `copy` (a copy of the gradient made here), else through the socket.
+  llvm::Error placeGradient(Request &r, Tensor &copy);
+  /// Takes what a pserver's HELLO reply says about reading each other's memory.
+  void notePeerMemory(Connection &c, const Message &helloReply);
   /// Drops the outstanding acknowledgements, keeping their payloads (see above).
   void forgetUnacked();
   /// Counts the round trips of fetches (a pserver lets go of what an earlier round read).
@@ -174,8 +179,10 @@ private:
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;
   bool pserversCheckpoint_ = false, needsRecovery_ = false;
-  /// The HELLO that opens a connection to a pserver: this trainer's job, at `step`.
-  proto::MsgHeader helloHeader(const JobIdentity &job, int64_t step) const;
+  /// The HELLO that opens a connection to pserver `endpoint`: this trainer's job, at `step`,
+  /// and our memory probe when the pserver is on this host.
+  proto::MsgHeader helloHeader(const JobIdentity &job, int64_t step,
+                               const std::string &endpoint) const;
   /// Checkpointing pservers: the HELLOs of connect() found them at different steps, or a
   /// reconnect; all go back to the lowest.
   llvm::Error alignCheckpointSteps(const JobIdentity &job,

@@ -36,42 +36,34 @@ const Probe &ownProbe() {
   return probe;
 }
 
-/// Reads `n` bytes at `address` of process `pid` into `dst`; false with errno set otherwise.
-bool readFrom(pid_t pid, uint64_t address, void *dst, size_t n) {
+/// process_vm_readv or process_vm_writev: they share their signature.
+using CrossMemoryCall = ssize_t (*)(pid_t, const iovec *, unsigned long, const iovec *,
+                                    unsigned long, unsigned long);
+
+/// Moves `n` bytes between `local` here and `address` in process `pid` with `call`; false with
+/// errno set otherwise. A call may stop short at a page boundary: it goes on from there.
+bool crossMemory(CrossMemoryCall call, pid_t pid, uint64_t address, void *local, size_t n) {
   size_t done = 0;
-  while (done < n) { // a read may stop short at a page boundary: go on from there
-    iovec local{static_cast<char *>(dst) + done, n - done};
-    iovec remote{reinterpret_cast<void *>(address + done), n - done};
-    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got < 0 && errno == EINTR)
+  while (done < n) {
+    iovec here{static_cast<char *>(local) + done, n - done};
+    iovec there{reinterpret_cast<void *>(address + done), n - done};
+    ssize_t moved = call(pid, &here, 1, &there, 1, 0);
+    if (moved < 0 && errno == EINTR)
       continue;
-    if (got <= 0) {
-      if (got == 0)
+    if (moved <= 0) {
+      if (moved == 0)
         errno = EFAULT;
       return false;
     }
-    done += static_cast<size_t>(got);
+    done += static_cast<size_t>(moved);
   }
   return true;
 }
-
-/// Writes `n` bytes from `src` to `address` of process `pid`; false with errno set otherwise.
+bool readFrom(pid_t pid, uint64_t address, void *dst, size_t n) {
+  return crossMemory(process_vm_readv, pid, address, dst, n);
+}
 bool writeTo(pid_t pid, uint64_t address, const void *src, size_t n) {
-  size_t done = 0;
-  while (done < n) {
-    iovec local{const_cast<char *>(static_cast<const char *>(src)) + done, n - done};
-    iovec remote{reinterpret_cast<void *>(address + done), n - done};
-    ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-    if (put < 0 && errno == EINTR)
-      continue;
-    if (put <= 0) {
-      if (put == 0)
-        errno = EFAULT;
-      return false;
-    }
-    done += static_cast<size_t>(put);
-  }
-  return true;
+  return crossMemory(process_vm_writev, pid, address, const_cast<void *>(src), n);
 }
 
 } // namespace
