@@ -3,14 +3,22 @@
 // (batch 128 per trainer) with 1 trainer + 1 pserver and 2 trainers + 2 pservers, against the
 // single-machine executor. Trainers and pservers run as threads of this process. Beside each
 // push/pull figure stands plain ZeroMQ over the same transport: the limit (see rawZmq).
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api/optimizer.h"
 #include "api/recipes.h"
+#include "bench/raw_zmq.h"
+#include "ir/error.h"
 #include "runtime/communicator.h"
 #include "runtime/launcher.h"
 #include "runtime/node.h"
@@ -39,77 +47,56 @@ static std::future<void> servePserver(NodePrograms progs) {
   return std::async(std::launch::async, [progs] { exitOnErr(runPserver(progs, NodeOptions{})); });
 }
 
-/// A frame over `bytes` without a copy, as the runtime's tensor frames are (the buffer outlives
-/// every send).
-static zmq::message_t unowned(const std::string &bytes) {
-  return zmq::message_t(const_cast<char *>(bytes.data()), bytes.size(), nullptr, nullptr);
-}
-
-/// The limit the runtime can approach: plain ZeroMQ between a DEALER and a ROUTER thread over
-/// the transport trainers use (connectAddress), no protobuf, no tensors. A round trip sends a
-/// small request and gets `bytes` back (as a pull does); the stream sends `bytes` one way with a
-/// small acknowledgement per message, collected at the end (as pipelined pushes are).
-class RawZmq {
+/// The serving ends of a push/pull measurement: the pserver and the raw ZeroMQ echo, on threads
+/// of this process or together in a child process (as a pserver of this host runs). They end when
+/// the trainer completes and the raw client says stop; the destructor waits for that.
+class Serving {
 public:
-  explicit RawZmq(int64_t bytes) : payload_(bytes, 'x') {
-    std::string endpoint = endpoints(1)[0];
-    server_.bind(connectAddress(endpoint));
-    client_.connect(connectAddress(endpoint));
-    echo_ = std::thread([this] { echo(); });
-  }
-  ~RawZmq() {
-    client_.send(zmq::message_t("stop", 4), zmq::send_flags::none);
-    echo_.join();
-  }
-  /// Seconds to stream `rounds` messages one way.
-  double stream(int rounds) {
-    // At most 256 unacknowledged, as the communicator keeps: a ROUTER drops replies past its
-    // queue limit.
-    auto start = Clock::now();
-    int acked = 0;
-    for (int i = 0; i < rounds; ++i) {
-      client_.send(unowned(payload_), zmq::send_flags::none);
-      for (; i + 1 - acked >= 256; ++acked)
-        receiveOne();
+  Serving(const NodePrograms &progs, const std::string &rawEndpoint, int64_t bytes,
+          bool processes) {
+    if (!processes) {
+      echo_.emplace(rawEndpoint, bytes);
+      echoThread_ = std::thread([this] { echo_->serve(); });
+      pserver_ = servePserver(progs);
+      return;
     }
-    for (; acked < rounds; ++acked)
-      receiveOne();
-    return seconds(start);
+    llvm::outs().flush();
+    child_ = fork();
+    if (child_ < 0)
+      exitOnErr(makeError("cannot fork the pserver's process: {0}", std::strerror(errno)));
+    if (child_ > 0)
+      return;
+    // The child: nothing of the parent's runs here (it forks before starting any thread).
+    bench::RawEcho echo(rawEndpoint, bytes);
+    std::thread echoThread([&] { echo.serve(); });
+    NodeOptions opts;
+    opts.log = [](const std::string &line) { // how the tensors moved, for the reader
+      if (line.find("peer memory") != std::string::npos)
+        llvm::errs() << line << "\n";
+    };
+    llvm::Error err = runPserver(progs, opts);
+    echoThread.join();
+    if (err)
+      llvm::errs() << "bench_runtime: " << llvm::toString(std::move(err)) << "\n";
+    llvm::errs().flush();
+    _exit(err ? 1 : 0);
   }
-  /// Seconds for `rounds` round trips that each bring `bytes` back.
-  double roundTrip(int rounds) {
-    auto start = Clock::now();
-    for (int i = 0; i < rounds; ++i) {
-      client_.send(zmq::message_t("?", 1), zmq::send_flags::none);
-      receiveOne();
+  ~Serving() {
+    if (child_ == 0) {
+      echoThread_.join();
+      pserver_.get();
+      return;
     }
-    return seconds(start);
+    int status = 0;
+    if (waitpid(child_, &status, 0) != child_ || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      exitOnErr(makeError("the pserver's process {0} failed", child_));
   }
 
 private:
-  void receiveOne() {
-    zmq::message_t reply;
-    (void)client_.recv(reply);
-  }
-  void echo() {
-    for (;;) {
-      zmq::message_t id, body;
-      (void)server_.recv(id);
-      (void)server_.recv(body);
-      if (body.size() == 4)
-        return;
-      bool pull = body.size() == 1; // a round trip's request: answer with the payload
-      server_.send(id, zmq::send_flags::sndmore);
-      server_.send(pull ? unowned(payload_) : zmq::message_t("k", 1), zmq::send_flags::none);
-    }
-  }
-  std::string payload_;
-  // A context each, as two processes (or a trainer and a pserver) have: each end has its own
-  // I/O thread, so a message crosses the same threads as the runtime's.
-  zmq::context_t serverCtx_, clientCtx_;
-  zmq::socket_t server_{serverCtx_, zmq::socket_type::router};
-  zmq::socket_t client_{clientCtx_, zmq::socket_type::dealer};
-  std::thread echo_;
+  pid_t child_ = 0;
+  std::optional<bench::RawEcho> echo_;
+  std::thread echoThread_;
+  std::future<void> pserver_;
 };
 
 /// Push and pull of one [n, 1] f32 parameter through a sync pserver (pushes are stored, never
@@ -117,7 +104,7 @@ private:
 /// take turns, twenty short turns each, and each keeps its best: a busy neighbour on a shared
 /// machine slows one turn, not one column (with five turns of a second each, a quarter of the
 /// runs had no quiet turn for one column and its ratio moved by 0.2).
-static void pushPull(int64_t bytes) {
+static void pushPull(int64_t bytes, bool processes) {
   int64_t n = bytes / 4;
   ModelBuilder m;
   std::string loss = m.mean(m.fc(m.data("x", {n}), 1));
@@ -126,29 +113,31 @@ static void pushPull(int64_t bytes) {
   c.pservers = endpoints(1);
   c.sliceVarUp = false;
   TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
-  auto server = servePserver({r.pserver(0), r.pserverStartup(0)});
-  Communicator comm(0, c.pservers, Timeouts{});
-  exitOnErr(comm.connect({"sync", 1, r.trainer().dist().plan_digest()}));
-  RawZmq raw(bytes);
-  Tensor grad(proto::F32, {n, 1}), got;
-  int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(32) << 20) / bytes, 8, 2000));
+  std::string rawEndpoint = endpoints(1)[0];
   double inf = std::numeric_limits<double>::infinity();
   double push = inf, pull = inf, stream = inf, roundTrip = inf;
-  for (int turn = 0; turn < 20; ++turn) {
-    auto start = Clock::now();
-    for (int i = 0; i < rounds; ++i)
-      exitOnErr(comm.sendVars({{"fc_0.w_0@GRAD", &grad}}, c.pservers));
-    exitOnErr(comm.flush());
-    push = std::min(push, seconds(start));
-    stream = std::min(stream, raw.stream(rounds));
-    start = Clock::now();
-    for (int i = 0; i < rounds; ++i)
-      exitOnErr(comm.getVars({"fc_0.w_0"}, c.pservers, {&got}));
-    pull = std::min(pull, seconds(start));
-    roundTrip = std::min(roundTrip, raw.roundTrip(rounds));
+  int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(32) << 20) / bytes, 8, 2000));
+  {
+    Serving serving({r.pserver(0), r.pserverStartup(0)}, rawEndpoint, bytes, processes);
+    Communicator comm(0, c.pservers, Timeouts{});
+    exitOnErr(comm.connect({"sync", 1, r.trainer().dist().plan_digest()}));
+    bench::RawClient raw(rawEndpoint, bytes);
+    Tensor grad(proto::F32, {n, 1}), got;
+    for (int turn = 0; turn < 20; ++turn) {
+      auto start = Clock::now();
+      for (int i = 0; i < rounds; ++i)
+        exitOnErr(comm.sendVars({{"fc_0.w_0@GRAD", &grad}}, c.pservers));
+      exitOnErr(comm.flush());
+      push = std::min(push, seconds(start));
+      stream = std::min(stream, raw.stream(rounds));
+      start = Clock::now();
+      for (int i = 0; i < rounds; ++i)
+        exitOnErr(comm.getVars({"fc_0.w_0"}, c.pservers, {&got}));
+      pull = std::min(pull, seconds(start));
+      roundTrip = std::min(roundTrip, raw.roundTrip(rounds));
+    }
+    exitOnErr(comm.complete());
   }
-  exitOnErr(comm.complete());
-  server.get();
   auto gbps = [&](double s) { return static_cast<double>(bytes) * rounds / s / 1e9; };
   llvm::outs() << llvm::formatv(
       "{0,10} {1,7} {2,10:f3} {3,10:f3} {4,10:f3} {5,10:f3} {6,9:f1} {7,9:f1} {8,9:f2} {9,9:f2} "
@@ -221,21 +210,35 @@ static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers
   return clock.perSecond();
 }
 
-int main(int argc, char **argv) {
-  // `bench_runtime push-pull [bytes]` measures push and pull only (of one size), e.g. under perf.
-  bool pushPullOnly = argc > 1 && llvm::StringRef(argv[1]) == "push-pull";
-  llvm::outs() << llvm::formatv("machine: {0} cores, 127.0.0.1, one trainer and one pserver\n",
-                                std::thread::hardware_concurrency());
+/// One push/pull table: the pserver on a thread of this process, or in a process of its own.
+static void pushPullTable(const std::vector<int64_t> &sizes, bool processes) {
+  llvm::outs() << llvm::formatv("\npush and pull, one trainer and one pserver {0}\n",
+                                processes ? "in two processes (as oar-launch starts them)"
+                                          : "as threads of one process");
   llvm::outs() << llvm::formatv(
       "{0,10} {1,7} {2,10} {3,10} {4,10} {5,10} {6,9} {7,9} {8,9} {9,9} {10,9}\n", "tensor",
       "rounds", "push GB/s", "stream", "pull GB/s", "raw RTT", "pull us", "raw us", "push/strm",
       "pull/strm", "pull/RTT");
+  for (int64_t bytes : sizes)
+    pushPull(bytes, processes);
+}
+
+int main(int argc, char **argv) {
+  // `bench_runtime push-pull [bytes] [--processes]` measures push and pull only (of one size,
+  // in one of the two set-ups), e.g. under perf.
+  std::vector<llvm::StringRef> args(argv + 1, argv + argc);
+  bool pushPullOnly = !args.empty() && args[0] == "push-pull";
+  bool processesOnly = llvm::is_contained(args, "--processes");
+  llvm::outs() << llvm::formatv("machine: {0} cores, 127.0.0.1\n",
+                                std::thread::hardware_concurrency());
   std::vector<int64_t> sizes = {int64_t(4) << 10, int64_t(64) << 10, int64_t(1) << 20,
                                 int64_t(16) << 20};
-  if (pushPullOnly && argc > 2)
-    sizes = {std::atoll(argv[2])};
-  for (int64_t bytes : sizes)
-    pushPull(bytes);
+  if (pushPullOnly && args.size() > 1 && args[1] != "--processes")
+    sizes = {std::atoll(args[1].str().c_str())};
+  if (!processesOnly)
+    pushPullTable(sizes, false);
+  if (!pushPullOnly || processesOnly)
+    pushPullTable(sizes, true);
   if (pushPullOnly)
     return 0;
 
