@@ -244,8 +244,11 @@ llvm::Expected<bool> Communicator::landInPserver(Connection &c, Request &r) {
     return false;
   }
   // An async pserver acknowledges a landed gradient once it applied it: until then the
-  // landing is not ours to write again. (The step's recv usually collected that already.)
-  if (llvm::any_of(unacked_, [&](const Request &u) {
+  // landing is not ours to write again. (The step's recv usually collected that already.) A
+  // sync pserver reads its landings only at the step's barrier, which follows every write of
+  // the step, so writes of one landing need not wait for each other's acknowledgement.
+  bool sync = job_ && job_->mode == "sync";
+  if (!sync && llvm::any_of(unacked_, [&](const Request &u) {
         return u.header.landed() && u.endpoint == r.endpoint && u.header.var() == r.header.var();
       }))
     if (llvm::Error err = drainAcks())
@@ -288,6 +291,7 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
     if (llvm::Error err = drainAcks())
       return err;
     std::vector<Message> replies;
+    replies.reserve(requests.size());
     for (const Request &r : requests) {
       auto msg = awaitReply(r, what, timeout.count() ? timeout : timeouts_.reply);
       if (!msg)
@@ -493,6 +497,7 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
     return llvm::Error::success();
   }
   std::vector<Request> reqs;
+  reqs.reserve(names.size() + ahead.size());
   ++fetchRound_;
   for (size_t i = 0; i < names.size(); ++i)
     reqs.push_back(getVarRequest(names[i], endpoints[i], step_));

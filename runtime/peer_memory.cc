@@ -68,8 +68,7 @@ bool writeTo(pid_t pid, uint64_t address, const void *src, size_t n) {
 
 } // namespace
 
-ProcessWatch::ProcessWatch(pid_t pid)
-    : fd_(static_cast<int>(syscall(SYS_pidfd_open, pid, 0))) {}
+ProcessWatch::ProcessWatch(pid_t pid) : fd_(static_cast<int>(syscall(SYS_pidfd_open, pid, 0))) {}
 
 ProcessWatch::~ProcessWatch() {
   if (fd_ >= 0)
@@ -136,8 +135,8 @@ void offerPeerMemory(proto::MsgHeader &h) {
 pid_t verifiedPeerPid(const proto::MsgHeader &h, pid_t pid) {
   // Never ourselves: a peer that sees our probe in our reply could otherwise make us read our
   // own memory (a key, say) into a gradient.
-  if (!peerMemoryEnabled() || pid <= 0 || pid == getpid() ||
-      h.probe().size() != Probe().size() || h.probe_address() == 0)
+  if (!peerMemoryEnabled() || pid <= 0 || pid == getpid() || h.probe().size() != Probe().size() ||
+      h.probe_address() == 0)
     return 0;
   Probe read;
   if (!readFrom(pid, h.probe_address(), read.data(), read.size()))
@@ -145,8 +144,8 @@ pid_t verifiedPeerPid(const proto::MsgHeader &h, pid_t pid) {
   return std::memcmp(read.data(), h.probe().data(), read.size()) == 0 ? pid : 0;
 }
 
-bool worthPeerMemory(const Tensor *t) {
-  return t && t->initialized() && t->device() == Device::Cpu && t->bytes() >= kPeerMemoryMinBytes;
+bool worthPeerMemory(const Tensor *t, size_t minBytes) {
+  return t && t->initialized() && t->device() == Device::Cpu && t->bytes() >= minBytes;
 }
 
 void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t) {

@@ -4,9 +4,9 @@
 #include <sys/types.h>
 
 #include "executor/tensor.h"
-#include "llvm/Support/Error.h"
 #include "runtime/message.pb.h"
 #include "zmq.hpp"
+#include "llvm/Support/Error.h"
 
 namespace oar::runtime {
 
@@ -15,6 +15,12 @@ struct Message;
 /// Payloads at least this large go through peer memory where both sides agreed to it; smaller
 /// ones are cheaper as a socket frame than as a system call on each side.
 inline constexpr size_t kPeerMemoryMinBytes = 32 << 10;
+/// A param a trainer reads from the pserver's memory is at least this large. A read is one more
+/// copy on the trainer's critical path, where the socket's copies overlap in ZeroMQ's I/O
+/// threads: between two processes of a 2-core host, a 64-256 KiB pull through memory took 5-15%
+/// longer than through the socket, and a 512 KiB one 15-40% less (bench_runtime --processes).
+/// A gradient written into a landing is pipelined, so those keep the lower bound.
+inline constexpr size_t kPeerParamMinBytes = 256 << 10;
 
 /// Off when OAR_PEER_MEMORY=0 is in the environment (every payload then goes through the
 /// socket), or when OAR_LOCAL_TCP=1 turns the same-host path off.
@@ -36,8 +42,8 @@ void offerPeerMemory(proto::MsgHeader &h);
 /// from that process's memory; 0 otherwise (another host, no permission to read it, no probe).
 pid_t verifiedPeerPid(const proto::MsgHeader &h, pid_t pid);
 
-/// Whether `t` is worth sending through peer memory.
-bool worthPeerMemory(const Tensor *t);
+/// Whether `t` is worth sending through peer memory: a CPU tensor of at least `minBytes`.
+bool worthPeerMemory(const Tensor *t, size_t minBytes = kPeerMemoryMinBytes);
 
 /// Marks `h` as a message whose payload stays at `t`'s address in this process: sendMessage
 /// then sends an empty payload frame. The sender keeps the buffer alive and unchanged until the

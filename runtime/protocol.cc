@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "ir/error.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace oar::runtime {
 
@@ -68,20 +69,41 @@ proto::MsgHeader makeHeader(proto::MsgKind kind, llvm::StringRef var, int64_t tr
   return h;
 }
 
+void describeTensor(proto::MsgHeader &h, const Tensor &t) {
+  h.set_dtype(t.dtype());
+  h.clear_dims();
+  for (int64_t d : t.dims())
+    h.add_dims(d);
+}
+
+static bool describes(const proto::MsgHeader &h, const Tensor &t) {
+  return h.dtype() == t.dtype() && llvm::equal(h.dims(), t.dims());
+}
+
+/// The header's bytes, serialized straight into the frame (a small one is held inside the
+/// message_t: no allocation).
+static zmq::message_t headerFrame(const proto::MsgHeader &h) {
+  zmq::message_t frame(h.ByteSizeLong());
+  h.SerializeWithCachedSizesToArray(static_cast<uint8_t *>(frame.data()));
+  return frame;
+}
+
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more) {
-  proto::MsgHeader h = header;
-  if (tensor && tensor->initialized()) {
-    h.set_dtype(tensor->dtype());
-    h.clear_dims();
-    for (int64_t d : tensor->dims())
-      h.add_dims(d);
+  // A header that does not describe its tensor yet is copied to do so. The pserver's replies
+  // to pulls describe it beforehand: the copy was a sixth of its instructions per pull
+  // (callgrind, bench_runtime push-pull).
+  const proto::MsgHeader *h = &header;
+  std::optional<proto::MsgHeader> described;
+  if (tensor && tensor->initialized() && !describes(header, *tensor)) {
+    described.emplace(header);
+    describeTensor(*described, *tensor);
+    h = &*described;
   }
-  std::string bytes = h.SerializeAsString();
-  sendFrame(socket, zmq::message_t(bytes.data(), bytes.size()), zmq::send_flags::sndmore);
+  sendFrame(socket, headerFrame(*h), zmq::send_flags::sndmore);
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
-  if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h.peer_address() != 0 ||
-      h.landed()) {
+  if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h->peer_address() != 0 ||
+      h->landed()) {
     sendFrame(socket, zmq::message_t(), last);
     return;
   }

@@ -40,6 +40,8 @@ struct Message {
   void moveInto(Tensor &dst);
 };
 
+/// Sets `h`'s dtype and dims to `t`'s, as sendMessage sends them.
+void describeTensor(proto::MsgHeader &h, const Tensor &t);
 /// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer
 /// stays alive until ZeroMQ has sent it. A header with peer_address set (placeInPeerMemory)
 /// goes with an empty payload frame: the receiver reads the bytes from this process.

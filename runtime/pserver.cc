@@ -16,8 +16,8 @@
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
 #include "runtime/peer_memory.h"
-#include "runtime/pserver_peer_memory.h"
 #include "runtime/pserver_checkpoint.h"
+#include "runtime/pserver_peer_memory.h"
 #include "runtime/pserver_tables.h"
 #include "runtime/service_threads.h"
 #include "runtime/signals.h"
@@ -374,6 +374,7 @@ struct PserverLoop::Impl {
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
     if (mode == "sync") { // params do not change until every trainer has fetched: no copy
       if (const Tensor *param = scope.find(req.var())) {
+        describeTensor(h, *param); // sendMessage then sends `h` as it is, without a copy
         peerMemory.serve(req, h, *param);
         reply(peer, h, param);
       }
@@ -384,6 +385,7 @@ struct PserverLoop::Impl {
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
     workers->post(threadOf(req.var()), [this, slot, h, req]() mutable -> llvm::Error {
       Tensor snapshot = scope.find(h.var())->clone();
+      describeTensor(h, snapshot);
       peerMemory.serve(req, h, snapshot);
       replies.fill(slot, h, std::move(snapshot));
       return llvm::Error::success();
@@ -562,9 +564,10 @@ struct PserverLoop::Impl {
         proto::MsgHeader ok = helloReply(t, h.step());
         peerMemory.greet(t, m, scope, gradTypes(), ok);
         if (pid_t pid = peerMemory.trainerPid(t))
-          log(llvm::formatv("trainer {0} runs on this host (process {1}): tensors of {2} KiB or "
-                            "more move through each other's memory",
-                            t, pid, kPeerMemoryMinBytes >> 10)
+          log(llvm::formatv("trainer {0} runs on this host (process {1}): gradients of {2} KiB "
+                            "or more and params of {3} KiB or more move through each other's "
+                            "memory",
+                            t, pid, kPeerMemoryMinBytes >> 10, kPeerParamMinBytes >> 10)
                   .str());
         reply(peer, ok);
       }
@@ -672,21 +675,22 @@ struct PserverLoop::Impl {
   llvm::Error applyLanded(const std::string &peer, int64_t t, const proto::MsgHeader &h,
                           int block) {
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
-    workers->post(blockThread[block], [this, slot, block, h,
-                                       landing = peerMemory.landing(t, h.var())]() -> llvm::Error {
-      *scope.find(h.var()) = landing;
-      llvm::Error err = runBlock(block);
-      proto::MsgHeader ack = makeHeader(proto::REPLY_OK, h.var(), h.trainer_id(), h.step());
-      if (!err) {
-        replies.fill(slot, ack, Tensor());
-        return llvm::Error::success();
-      }
-      std::string why = llvm::toString(std::move(err));
-      ack.set_kind(proto::REPLY_ERROR);
-      ack.set_error(why);
-      replies.fill(slot, ack, Tensor());
-      return makeError("{0}", why);
-    });
+    workers->post(
+        blockThread[block],
+        [this, slot, block, h, landing = peerMemory.landing(t, h.var())]() -> llvm::Error {
+          *scope.find(h.var()) = landing;
+          llvm::Error err = runBlock(block);
+          proto::MsgHeader ack = makeHeader(proto::REPLY_OK, h.var(), h.trainer_id(), h.step());
+          if (!err) {
+            replies.fill(slot, ack, Tensor());
+            return llvm::Error::success();
+          }
+          std::string why = llvm::toString(std::move(err));
+          ack.set_kind(proto::REPLY_ERROR);
+          ack.set_error(why);
+          replies.fill(slot, ack, Tensor());
+          return makeError("{0}", why);
+        });
     return llvm::Error::success();
   }
 

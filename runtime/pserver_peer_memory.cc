@@ -2,14 +2,13 @@
 #include "runtime/pserver_peer_memory.h"
 
 #include "ir/error.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "runtime/peer_memory.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
 
 void PserverPeerMemory::greet(int64_t t, const Message &hello, Scope &scope,
-                              const llvm::StringMap<ops::VarType> &grads,
-                              proto::MsgHeader &reply) {
+                              const llvm::StringMap<ops::VarType> &grads, proto::MsgHeader &reply) {
   pid_t pid = verifiedPeerPid(hello.header, hello.senderPid);
   trainerPid_[t] = pid;
   forgetServed(t); // a new connection: nothing is read on the old one any more
@@ -52,7 +51,7 @@ void PserverPeerMemory::acceptsFrom(Message &request) {
 
 void PserverPeerMemory::serve(const proto::MsgHeader &request, proto::MsgHeader &h,
                               const Tensor &value) {
-  if (!request.accepts_peer_memory() || !worthPeerMemory(&value))
+  if (!request.accepts_peer_memory() || !worthPeerMemory(&value, kPeerParamMinBytes))
     return;
   placeInPeerMemory(h, value);
   ++servedCount_;

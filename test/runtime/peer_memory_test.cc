@@ -9,8 +9,8 @@
 #include "ir/names.h"
 #include "runtime/gradient_landings.h"
 #include "runtime/peer_memory.h"
-#include "runtime/pserver_peer_memory.h"
 #include "runtime/protocol.h"
+#include "runtime/pserver_peer_memory.h"
 #include "test/support/expect.h"
 #include "test/support/ptrace_rules.h"
 
@@ -207,7 +207,7 @@ TEST_CASE("a pserver keeps what a trainer reads of its memory until that trainer
     peerMemory.serve(request, reply, value);
     return reply.peer_address();
   };
-  Tensor a(proto::F32, {256, 64}), b(proto::F32, {256, 64}), c(proto::F32, {256, 64});
+  Tensor a(proto::F32, {256, 256}), b(proto::F32, {256, 256}), c(proto::F32, {256, 256});
   std::weak_ptr<std::byte> aHeld = a.buffer(), bHeld = b.buffer();
   CHECK(serve(fetch(1), a) == reinterpret_cast<uint64_t>(a.raw()));
   CHECK(serve(fetch(1), b) != 0); // the same var twice in one round: both stay
@@ -221,6 +221,11 @@ TEST_CASE("a pserver keeps what a trainer reads of its memory until that trainer
   proto::MsgHeader elsewhere = fetch(3); // a request that does not accept gets the socket
   elsewhere.set_accepts_peer_memory(false);
   CHECK(serve(elsewhere, c) == 0);
+  // A param below kPeerParamMinBytes is cheaper to pull through the socket, gradients that
+  // size still land (kPeerMemoryMinBytes).
+  Tensor medium(proto::F32, {256, 64});
+  CHECK(worthPeerMemory(&medium));
+  CHECK(serve(fetch(4), medium) == 0);
 }
 
 TEST_CASE("a peer-memory field on the wrong kind of message is refused, and no tensor is made "
