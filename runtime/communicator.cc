@@ -188,7 +188,7 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
   if (r.header.kind() == proto::HELLO)
     notePeerMemory(c, *msg);
   if (msg->inPeerMemory())
-    if (llvm::Error err = readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint))
+    if (llvm::Error err = readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint, r.readInto))
       return makeError("{0}: {1}", who(), llvm::toString(std::move(err)));
   return msg;
 }
@@ -267,6 +267,15 @@ void Communicator::forgetUnacked() {
     if (r.keep)
       unackedAfterFailure_.push_back(std::move(r.keep));
   unacked_.clear();
+}
+
+ReadInto Communicator::reusableBuffer(const Request &r, const Tensor &old) {
+  // Only a buffer no one else holds (a send in flight, another tensor) may take the new bytes.
+  // buffer() hands out a second reference, so 2 means the tensor's own is the only one.
+  if (!r.header.accepts_peer_memory() || !worthPeerMemory(&old, kPeerParamMinBytes) ||
+      old.buffer().use_count() != 2)
+    return {};
+  return {old.buffer(), old.bytes()};
 }
 
 Communicator::Request Communicator::getVarRequest(const std::string &var,
@@ -499,14 +508,16 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   std::vector<Request> reqs;
   reqs.reserve(names.size() + ahead.size());
   ++fetchRound_;
-  for (size_t i = 0; i < names.size(); ++i)
+  for (size_t i = 0; i < names.size(); ++i) {
     reqs.push_back(getVarRequest(names[i], endpoints[i], step_));
+    reqs.back().readInto = reusableBuffer(reqs.back(), *out[i]);
+  }
   for (const auto &[var, ep] : ahead)
     reqs.push_back(getVarRequest(var, ep, step_));
   // The values are replaced: let go of the old buffers first, so the replies land in memory
   // just freed (still mapped and cached) instead of beside it, and a trainer never holds a
-  // param twice. On an error they stay empty; a trainer then fails, or recovers by fetching
-  // every param again.
+  // param twice; one read from the pserver's memory lands in the old buffer itself. On an error
+  // they stay empty; a trainer then fails, or recovers by fetching every param again.
   for (Tensor *t : out)
     *t = Tensor();
   auto replies = roundTrip(reqs, "receiving", heldReplyTimeout());

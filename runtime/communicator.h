@@ -6,9 +6,9 @@
 #include <optional>
 
 #include "runtime/curve.h"
-#include "llvm/ADT/StringMap.h"
 #include "runtime/peer_memory.h"
 #include "runtime/protocol.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace oar::runtime {
 
@@ -104,6 +104,8 @@ private:
     std::string endpoint;
     /// A payload the pserver reads from our memory: alive until it acknowledged.
     std::shared_ptr<std::byte> keep = {};
+    /// A fetch's old value, which a reply in the pserver's memory is read into.
+    ReadInto readInto = {};
   };
   /// Collects outstanding acknowledgements, sends every request, then one reply per request.
   /// `timeout` 0 means the reply timeout.
@@ -136,7 +138,7 @@ private:
     bool completed = false;                 ///< we said `complete`: it may go away
     bool lost = false;    ///< it closed the connection before we completed: never wait on it again
     bool greeted = false; ///< it accepted our HELLO on this socket: it hears nothing else before
-    pid_t pserverPid = 0;        ///< its memory probe read back: we may read its replies there
+    pid_t pserverPid = 0; ///< its memory probe read back: we may read its replies there
     bool readsOurMemory = false; ///< it reads our large gradients from our memory
     /// Sync: where we write each large gradient in its memory (address, bytes), while its
     /// process runs.
@@ -156,7 +158,7 @@ private:
   bool lastRefusalWasRollback_ = false;
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
-  std::vector<Request> unacked_;              ///< sends whose acknowledgement is still to be read
+  std::vector<Request> unacked_; ///< sends whose acknowledgement is still to be read
   /// Payloads a pserver may still read from our memory after we stopped waiting for its
   /// acknowledgement: freed, their memory could hold other bytes by the time it reads.
   std::vector<std::shared_ptr<std::byte>> unackedAfterFailure_;
@@ -175,6 +177,8 @@ private:
   /// A GET_VAR of `var` from `endpoint` for `step`, in fetch round fetchRound_; the reply may
   /// come through peer memory.
   Request getVarRequest(const std::string &var, const std::string &endpoint, int64_t step);
+  /// `old`'s buffer when a reply to `r` that lies in the pserver's memory may be read into it.
+  static ReadInto reusableBuffer(const Request &r, const Tensor &old);
   std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;

@@ -152,7 +152,7 @@ void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t) {
   h.set_peer_address(reinterpret_cast<uint64_t>(t.raw()));
 }
 
-llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer) {
+llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, ReadInto into) {
   if (pid <= 0)
     return makeError("{0}: {1}'s payload lies in its memory, but it offered no probe that "
                      "reads back",
@@ -163,11 +163,18 @@ llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer) {
                      peer, m.header.var());
   size_t n = m.peerBytes;
   zmq::message_t payload;
-  try {
-    payload.rebuild(n);
-  } catch (const zmq::error_t &e) {
-    return makeError("{0}: cannot allocate {1} bytes for {2}: {3}", peer, n, m.header.var(),
-                     e.what());
+  if (into.buffer && into.bytes == n) { // the frame shares the buffer and keeps it alive
+    auto *owner = new std::shared_ptr<std::byte>(std::move(into.buffer));
+    payload = zmq::message_t(
+        owner->get(), n,
+        [](void *, void *hint) { delete static_cast<std::shared_ptr<std::byte> *>(hint); }, owner);
+  } else {
+    try {
+      payload.rebuild(n);
+    } catch (const zmq::error_t &e) {
+      return makeError("{0}: cannot allocate {1} bytes for {2}: {3}", peer, n, m.header.var(),
+                       e.what());
+    }
   }
   if (!readFrom(pid, m.header.peer_address(), payload.data(), n))
     return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,

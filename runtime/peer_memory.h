@@ -3,6 +3,8 @@
 
 #include <sys/types.h>
 
+#include <memory>
+
 #include "executor/tensor.h"
 #include "runtime/message.pb.h"
 #include "zmq.hpp"
@@ -70,9 +72,18 @@ private:
 llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
                             llvm::StringRef what);
 
+/// A buffer nobody else holds that a payload of `bytes` may be read into instead of a fresh
+/// one: the old value of the param being fetched. A fresh buffer of a large param costs a page
+/// fault per page on the trainer's critical path.
+struct ReadInto {
+  std::shared_ptr<std::byte> buffer;
+  size_t bytes = 0;
+};
+
 /// Reads the payload of `m` (header.peer_address, dims x dtype bytes, checked by decodeMessage)
 /// into `m.payload` from process `pid`, which the sender's HELLO (or its reply) verified and
-/// which must be the process that sent `m`. `peer` names the sender in the error.
-llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer);
+/// which must be the process that sent `m`; into `into`'s buffer when it has that size. `peer`
+/// names the sender in the error.
+llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, ReadInto into = {});
 
 } // namespace oar::runtime

@@ -146,6 +146,38 @@ TEST_CASE("a payload in peer memory is read from the sender's process, not from 
              Contains("offered no probe that reads back"));
 }
 
+TEST_CASE("a fetched param in peer memory is read into its old buffer when that has its size",
+          "[runtime]") {
+  // Its old value's pages are mapped already: a fresh buffer of a large param took a page fault
+  // per page on the trainer's critical path.
+  if (!mayReadChildren()) {
+    WARN("this host lets no process read a child's memory (Yama, seccomp): nothing to check");
+    return;
+  }
+  std::vector<float> values(1 << 16);
+  std::iota(values.begin(), values.end(), 1.0f);
+  ForkedTwin twin;
+  Tensor old(proto::F32, {static_cast<int64_t>(values.size())});
+  const std::byte *oldBytes = old.buffer().get();
+  Message m = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
+  REQUIRE_OK(readPeerPayload(m, twin.pid(), "pserver 0", {old.buffer(), old.bytes()}));
+  Tensor fetched;
+  m.moveInto(fetched);
+  CHECK(static_cast<const void *>(fetched.raw()) == static_cast<const void *>(oldBytes));
+  CHECK(fetched.toVector<float>() == values);
+
+  // A buffer of another size is left alone: the bytes go to a fresh one.
+  Tensor small(proto::F32, {4});
+  std::vector<float> smallBefore = small.toVector<float>();
+  Message again = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
+  REQUIRE_OK(readPeerPayload(again, twin.pid(), "pserver 0", {small.buffer(), small.bytes()}));
+  Tensor elsewhere;
+  again.moveInto(elsewhere);
+  CHECK(static_cast<const void *>(elsewhere.raw()) != static_cast<const void *>(small.raw()));
+  CHECK(elsewhere.toVector<float>() == values);
+  CHECK(small.toVector<float>() == smallBefore);
+}
+
 TEST_CASE("a payload said to lie in the sender's memory comes with an empty frame",
           "[runtime][errors]") {
   proto::MsgHeader h = makeHeader(proto::SEND_VAR, "w@GRAD", 0, 0);
