@@ -5,6 +5,7 @@
 // push/pull figure stands plain ZeroMQ over the same transport: the limit (see rawZmq).
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,12 +63,18 @@ public:
       return;
     }
     llvm::outs().flush();
+    pid_t parent = getpid();
     child_ = fork();
     if (child_ < 0)
       exitOnErr(makeError("cannot fork the pserver's process: {0}", std::strerror(errno)));
     if (child_ > 0)
       return;
-    // The child: nothing of the parent's runs here (it forks before starting any thread).
+    // The child. No thread of the parent's runs here: the fork comes before the trainer's
+    // threads start, and those of an earlier table have ended. It ends with the parent, which
+    // may fail before it stops the echo.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(1);
     bench::RawEcho echo(rawEndpoint, bytes);
     std::thread echoThread([&] { echo.serve(); });
     NodeOptions opts;
@@ -74,12 +82,14 @@ public:
       if (line.find("peer memory") != std::string::npos)
         llvm::errs() << line << "\n";
     };
-    llvm::Error err = runPserver(progs, opts);
-    echoThread.join();
-    if (err)
+    if (llvm::Error err = runPserver(progs, opts)) { // the echo's thread ends with the process
       llvm::errs() << "bench_runtime: " << llvm::toString(std::move(err)) << "\n";
+      llvm::errs().flush();
+      _exit(1);
+    }
+    echoThread.join();
     llvm::errs().flush();
-    _exit(err ? 1 : 0);
+    _exit(0);
   }
   ~Serving() {
     if (child_ == 0) {
@@ -110,10 +120,11 @@ static void pushPull(int64_t bytes, bool processes) {
   std::string loss = m.mean(m.fc(m.data("x", {n}), 1));
   exitOnErr(SGD(0.1f).minimize(m, loss));
   DistributeConfig c;
-  c.pservers = endpoints(1);
+  std::vector<std::string> ports = endpoints(2); // distinct: neither is bound yet
+  c.pservers = {ports[0]};
   c.sliceVarUp = false;
   TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
-  std::string rawEndpoint = endpoints(1)[0];
+  std::string rawEndpoint = ports[1];
   double inf = std::numeric_limits<double>::infinity();
   double push = inf, pull = inf, stream = inf, roundTrip = inf;
   int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(32) << 20) / bytes, 8, 2000));

@@ -515,8 +515,9 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   for (const auto &[var, ep] : ahead)
     reqs.push_back(getVarRequest(var, ep, step_));
   // The values are replaced: let go of the old buffers first, so the replies land in memory
-  // just freed (still mapped and cached) instead of beside it, and a trainer never holds a
-  // param twice; one read from the pserver's memory lands in the old buffer itself. On an error
+  // just freed (still mapped and cached) instead of beside it, and a trainer does not hold a
+  // param twice. One read from the pserver's memory lands in the old buffer itself (which the
+  // request holds meanwhile, also in the rare case that the reply comes through the socket). On an error
   // they stay empty; a trainer then fails, or recovers by fetching every param again.
   for (Tensor *t : out)
     *t = Tensor();

@@ -162,24 +162,26 @@ llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, ReadInt
                      "that said HELLO",
                      peer, m.header.var());
   size_t n = m.peerBytes;
-  zmq::message_t payload;
-  if (into.buffer && into.bytes == n) { // the frame shares the buffer and keeps it alive
-    auto *owner = new std::shared_ptr<std::byte>(std::move(into.buffer));
-    payload = zmq::message_t(
-        owner->get(), n,
-        [](void *, void *hint) { delete static_cast<std::shared_ptr<std::byte> *>(hint); }, owner);
+  auto fail = [&] {
+    return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
+                     m.header.var(), n, pid, std::strerror(errno));
+  };
+  if (into.buffer && into.bytes == n) {
+    if (!readFrom(pid, m.header.peer_address(), into.buffer.get(), n))
+      return fail();
+    m.readInto = std::move(into.buffer);
   } else {
+    zmq::message_t payload;
     try {
       payload.rebuild(n);
     } catch (const zmq::error_t &e) {
       return makeError("{0}: cannot allocate {1} bytes for {2}: {3}", peer, n, m.header.var(),
                        e.what());
     }
+    if (!readFrom(pid, m.header.peer_address(), payload.data(), n))
+      return fail();
+    m.payload = std::move(payload);
   }
-  if (!readFrom(pid, m.header.peer_address(), payload.data(), n))
-    return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
-                     m.header.var(), n, pid, std::strerror(errno));
-  m.payload = std::move(payload);
   m.peerBytes = 0;
   m.header.clear_peer_address();
   return llvm::Error::success();

@@ -237,6 +237,10 @@ void Message::moveInto(Tensor &dst) {
     dst = Tensor();
     return;
   }
+  if (readInto) { // the very buffer, so that reading into it round after round nests nothing
+    dst.adopt(header.dtype(), dims(), std::move(readInto));
+    return;
+  }
   if (payload.size() == 0) { // an empty tensor: nothing to share
     dst.resize(header.dtype(), dims());
     return;

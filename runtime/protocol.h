@@ -31,6 +31,9 @@ struct Message {
   size_t peerBytes = 0;
   /// The sending process when it is on this host under our user (localSenderPid), else 0.
   pid_t senderPid = 0;
+  /// The bytes, when they were read from the sender's memory into a buffer of ours that
+  /// existed before (readPeerPayload's ReadInto) instead of into `payload`.
+  std::shared_ptr<std::byte> readInto;
   bool inPeerMemory() const { return peerBytes > 0; }
   bool hasTensor() const { return header.dtype() != proto::DTYPE_UNSET; }
   std::vector<int64_t> dims() const { return {header.dims().begin(), header.dims().end()}; }

@@ -157,14 +157,25 @@ TEST_CASE("a fetched param in peer memory is read into its old buffer when that 
   std::vector<float> values(1 << 16);
   std::iota(values.begin(), values.end(), 1.0f);
   ForkedTwin twin;
-  Tensor old(proto::F32, {static_cast<int64_t>(values.size())});
-  const std::byte *oldBytes = old.buffer().get();
-  Message m = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
-  REQUIRE_OK(readPeerPayload(m, twin.pid(), "pserver 0", {old.buffer(), old.bytes()}));
-  Tensor fetched;
-  m.moveInto(fetched);
-  CHECK(static_cast<const void *>(fetched.raw()) == static_cast<const void *>(oldBytes));
-  CHECK(fetched.toVector<float>() == values);
+  // As getVars does, round after round: the old value's buffer is handed over, the tensor let
+  // go, the reply read and moved in. The buffer and its owner stay the same (a first version
+  // wrapped the old owner in a new one every round: a chain that grew by one link a step).
+  Tensor param(proto::F32, {static_cast<int64_t>(values.size())});
+  std::weak_ptr<std::byte> first = param.buffer();
+  const std::byte *firstBytes = param.buffer().get();
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    ReadInto into{param.buffer(), param.bytes()};
+    param = Tensor();
+    Message m = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
+    REQUIRE_OK(readPeerPayload(m, twin.pid(), "pserver 0", std::move(into)));
+    m.moveInto(param);
+    CHECK(static_cast<const void *>(param.raw()) == static_cast<const void *>(firstBytes));
+    std::shared_ptr<std::byte> now = param.buffer();
+    CHECK((!first.owner_before(now) && !now.owner_before(first))); // the same owner
+    CHECK(now.use_count() == 2);                                   // the tensor's and `now`
+    CHECK(param.toVector<float>() == values);
+  }
 
   // A buffer of another size is left alone: the bytes go to a fresh one.
   Tensor small(proto::F32, {4});
