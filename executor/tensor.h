@@ -68,6 +68,9 @@ public:
   }
   /// The buffer's owner, so a zero-copy sender can keep it alive.
   std::shared_ptr<std::byte> buffer() const { return buf_; }
+  /// Whether no other tensor, and no send in flight, shares the buffer: its bytes may then be
+  /// overwritten without anyone else seeing it.
+  bool ownsBufferAlone() const { return buf_.use_count() == 1; }
 
   template <typename T>
   static Tensor fromVector(llvm::ArrayRef<int64_t> dims, const std::vector<T> &values) {

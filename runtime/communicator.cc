@@ -269,13 +269,12 @@ void Communicator::forgetUnacked() {
   unacked_.clear();
 }
 
-ReadInto Communicator::reusableBuffer(const Request &r, const Tensor &old) {
+Tensor Communicator::reusableBuffer(const Request &r, const Tensor &old) {
   // Only a buffer no one else holds (a send in flight, another tensor) may take the new bytes.
-  // buffer() hands out a second reference, so 2 means the tensor's own is the only one.
   if (!r.header.accepts_peer_memory() || !worthPeerMemory(&old, kPeerParamMinBytes) ||
-      old.buffer().use_count() != 2)
+      !old.ownsBufferAlone())
     return {};
-  return {old.buffer(), old.bytes()};
+  return old;
 }
 
 Communicator::Request Communicator::getVarRequest(const std::string &var,
@@ -517,8 +516,9 @@ llvm::Error Communicator::getVars(const std::vector<std::string> &names,
   // The values are replaced: let go of the old buffers first, so the replies land in memory
   // just freed (still mapped and cached) instead of beside it, and a trainer does not hold a
   // param twice. One read from the pserver's memory lands in the old buffer itself (which the
-  // request holds meanwhile, also in the rare case that the reply comes through the socket). On an error
-  // they stay empty; a trainer then fails, or recovers by fetching every param again.
+  // request holds meanwhile, also in the rare case that the reply comes through the socket).
+  // On an error they stay empty; a trainer then fails, or recovers by fetching every param
+  // again.
   for (Tensor *t : out)
     *t = Tensor();
   auto replies = roundTrip(reqs, "receiving", heldReplyTimeout());

@@ -105,7 +105,7 @@ private:
     /// A payload the pserver reads from our memory: alive until it acknowledged.
     std::shared_ptr<std::byte> keep = {};
     /// A fetch's old value, which a reply in the pserver's memory is read into.
-    ReadInto readInto = {};
+    Tensor readInto = {};
   };
   /// Collects outstanding acknowledgements, sends every request, then one reply per request.
   /// `timeout` 0 means the reply timeout.
@@ -177,8 +177,8 @@ private:
   /// A GET_VAR of `var` from `endpoint` for `step`, in fetch round fetchRound_; the reply may
   /// come through peer memory.
   Request getVarRequest(const std::string &var, const std::string &endpoint, int64_t step);
-  /// `old`'s buffer when a reply to `r` that lies in the pserver's memory may be read into it.
-  static ReadInto reusableBuffer(const Request &r, const Tensor &old);
+  /// `old` when a reply to `r` that lies in the pserver's memory may be read into its buffer.
+  static Tensor reusableBuffer(const Request &r, const Tensor &old);
   std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;

@@ -152,7 +152,7 @@ void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t) {
   h.set_peer_address(reinterpret_cast<uint64_t>(t.raw()));
 }
 
-llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, ReadInto into) {
+llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, Tensor into) {
   if (pid <= 0)
     return makeError("{0}: {1}'s payload lies in its memory, but it offered no probe that "
                      "reads back",
@@ -166,10 +166,10 @@ llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, ReadInt
     return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
                      m.header.var(), n, pid, std::strerror(errno));
   };
-  if (into.buffer && into.bytes == n) {
-    if (!readFrom(pid, m.header.peer_address(), into.buffer.get(), n))
+  if (into.initialized() && into.device() == Device::Cpu && into.bytes() == n) {
+    if (!readFrom(pid, m.header.peer_address(), into.raw(), n))
       return fail();
-    m.readInto = std::move(into.buffer);
+    m.readInto = into.buffer();
   } else {
     zmq::message_t payload;
     try {

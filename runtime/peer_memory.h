@@ -3,8 +3,6 @@
 
 #include <sys/types.h>
 
-#include <memory>
-
 #include "executor/tensor.h"
 #include "runtime/message.pb.h"
 #include "zmq.hpp"
@@ -72,18 +70,12 @@ private:
 llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
                             llvm::StringRef what);
 
-/// A buffer nobody else holds that a payload of `bytes` may be read into instead of a fresh
-/// one: the old value of the param being fetched. A fresh buffer of a large param costs a page
-/// fault per page on the trainer's critical path.
-struct ReadInto {
-  std::shared_ptr<std::byte> buffer;
-  size_t bytes = 0;
-};
-
 /// Reads the payload of `m` (header.peer_address, dims x dtype bytes, checked by decodeMessage)
 /// into `m.payload` from process `pid`, which the sender's HELLO (or its reply) verified and
-/// which must be the process that sent `m`; into `into`'s buffer when it has that size. `peer`
-/// names the sender in the error.
-llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, ReadInto into = {});
+/// which must be the process that sent `m`. `peer` names the sender in the error. When `into`
+/// (the old value of a fetched param, which nobody else holds) has that many bytes on the CPU,
+/// they land in its buffer instead of a fresh one, which would cost a page fault per page on
+/// the trainer's critical path.
+llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, Tensor into = {});
 
 } // namespace oar::runtime

@@ -32,7 +32,7 @@ struct Message {
   /// The sending process when it is on this host under our user (localSenderPid), else 0.
   pid_t senderPid = 0;
   /// The bytes, when they were read from the sender's memory into a buffer of ours that
-  /// existed before (readPeerPayload's ReadInto) instead of into `payload`.
+  /// existed before (readPeerPayload's `into`) instead of into `payload`.
   std::shared_ptr<std::byte> readInto;
   bool inPeerMemory() const { return peerBytes > 0; }
   bool hasTensor() const { return header.dtype() != proto::DTYPE_UNSET; }

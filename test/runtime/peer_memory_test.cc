@@ -165,7 +165,7 @@ TEST_CASE("a fetched param in peer memory is read into its old buffer when that 
   const std::byte *firstBytes = param.buffer().get();
   for (int round = 0; round < 3; ++round) {
     INFO("round " << round);
-    ReadInto into{param.buffer(), param.bytes()};
+    Tensor into = std::move(param);
     param = Tensor();
     Message m = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
     REQUIRE_OK(readPeerPayload(m, twin.pid(), "pserver 0", std::move(into)));
@@ -181,7 +181,7 @@ TEST_CASE("a fetched param in peer memory is read into its old buffer when that 
   Tensor small(proto::F32, {4});
   std::vector<float> smallBefore = small.toVector<float>();
   Message again = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
-  REQUIRE_OK(readPeerPayload(again, twin.pid(), "pserver 0", {small.buffer(), small.bytes()}));
+  REQUIRE_OK(readPeerPayload(again, twin.pid(), "pserver 0", small));
   Tensor elsewhere;
   again.moveInto(elsewhere);
   CHECK(static_cast<const void *>(elsewhere.raw()) != static_cast<const void *>(small.raw()));
