@@ -109,30 +109,46 @@ private:
   std::future<void> pserver_;
 };
 
-/// Push and pull of one [n, 1] f32 parameter through a sync pserver (pushes are stored, never
-/// applied: no barrier is sent), so the figures are the runtime's alone. The four measurements
-/// take turns, twenty short turns each, and each keeps its best: a busy neighbour on a shared
-/// machine slows one turn, not one column (with five turns of a second each, a quarter of the
-/// runs had no quiet turn for one column and its ratio moved by 0.2).
+/// Messages per turn: 32 MiB, 8 to 2000 of them.
+static int roundsFor(int64_t bytes) {
+  return static_cast<int>(std::clamp<int64_t>((int64_t(32) << 20) / bytes, 8, 2000));
+}
+
+/// One [n, 1] f32 parameter on a sync pserver (pushes are stored, never applied: no barrier is
+/// sent), so the figures are the runtime's alone, and the raw ZeroMQ endpoint beside it.
+struct PushPullPlan {
+  explicit PushPullPlan(int64_t bytes) {
+    ModelBuilder m;
+    std::string loss = m.mean(m.fc(m.data("x", {bytes / 4}), 1));
+    exitOnErr(SGD(0.1f).minimize(m, loss));
+    std::vector<std::string> ports = endpoints(2); // distinct: neither is bound yet
+    config.pservers = {ports[0]};
+    config.sliceVarUp = false;
+    plan = exitOnErr(transpile(m.main(), m.startup(), config));
+    rawEndpoint = ports[1];
+  }
+  NodePrograms pserver() const { return {plan.pserver(0), plan.pserverStartup(0)}; }
+  DistributeConfig config;
+  TranspileResult plan;
+  std::string rawEndpoint;
+};
+
+/// Push and pull through the plan's pserver and the raw ends. The four measurements take turns,
+/// twenty short turns each, and each keeps its best: a busy neighbour on a shared machine slows
+/// one turn, not one column (with five turns of a second each, a quarter of the runs had no
+/// quiet turn for one column and its ratio moved by 0.2).
 static void pushPull(int64_t bytes, bool processes) {
   int64_t n = bytes / 4;
-  ModelBuilder m;
-  std::string loss = m.mean(m.fc(m.data("x", {n}), 1));
-  exitOnErr(SGD(0.1f).minimize(m, loss));
-  DistributeConfig c;
-  std::vector<std::string> ports = endpoints(2); // distinct: neither is bound yet
-  c.pservers = {ports[0]};
-  c.sliceVarUp = false;
-  TranspileResult r = exitOnErr(transpile(m.main(), m.startup(), c));
-  std::string rawEndpoint = ports[1];
+  PushPullPlan p(bytes);
+  const DistributeConfig &c = p.config;
   double inf = std::numeric_limits<double>::infinity();
   double push = inf, pull = inf, stream = inf, roundTrip = inf;
-  int rounds = static_cast<int>(std::clamp<int64_t>((int64_t(32) << 20) / bytes, 8, 2000));
+  int rounds = roundsFor(bytes);
   {
-    Serving serving({r.pserver(0), r.pserverStartup(0)}, rawEndpoint, bytes, processes);
+    Serving serving(p.pserver(), p.rawEndpoint, bytes, processes);
     Communicator comm(0, c.pservers, Timeouts{});
-    exitOnErr(comm.connect({"sync", 1, r.trainer().dist().plan_digest()}));
-    bench::RawClient raw(rawEndpoint, bytes);
+    exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
+    bench::RawClient raw(p.rawEndpoint, bytes);
     Tensor grad(proto::F32, {n, 1}), got;
     for (int turn = 0; turn < 20; ++turn) {
       auto start = Clock::now();
@@ -221,6 +237,33 @@ static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers
   return clock.perSecond();
 }
 
+/// Microseconds per pull (the best of `turns` turns) of one side alone, oar's or raw ZeroMQ's,
+/// between two processes: no other traffic in between, and long enough for bench/placement.sh
+/// to pin each thread to a core and see what the placement costs.
+static void pullLatency(int64_t bytes, bool raw, int turns) {
+  PushPullPlan p(bytes);
+  int rounds = roundsFor(bytes);
+  double best = std::numeric_limits<double>::infinity();
+  Serving serving(p.pserver(), p.rawEndpoint, bytes, true);
+  Communicator comm(0, p.config.pservers, Timeouts{});
+  exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
+  bench::RawClient rawClient(p.rawEndpoint, bytes);
+  Tensor got;
+  for (int turn = 0; turn < turns; ++turn) {
+    if (raw) {
+      best = std::min(best, rawClient.roundTrip(rounds));
+      continue;
+    }
+    auto start = Clock::now();
+    for (int i = 0; i < rounds; ++i)
+      exitOnErr(comm.getVars({"fc_0.w_0"}, p.config.pservers, {&got}));
+    best = std::min(best, seconds(start));
+  }
+  exitOnErr(comm.complete());
+  llvm::outs() << llvm::formatv("{0} pull of {1} bytes: {2:f1} us\n", raw ? "raw" : "oar", bytes,
+                                best / rounds * 1e6);
+}
+
 /// One push/pull table: the pserver on a thread of this process, or in a process of its own.
 static void pushPullTable(const std::vector<int64_t> &sizes, bool processes) {
   llvm::outs() << llvm::formatv("\npush and pull, one trainer and one pserver {0}\n",
@@ -238,6 +281,12 @@ int main(int argc, char **argv) {
   // `bench_runtime push-pull [bytes] [--processes]` measures push and pull only (of one size,
   // in one of the two set-ups), e.g. under perf.
   std::vector<llvm::StringRef> args(argv + 1, argv + argc);
+  // `bench_runtime pull-latency BYTES oar|raw [TURNS]`: one side's pulls alone (see pullLatency).
+  if (args.size() >= 3 && args[0] == "pull-latency") {
+    pullLatency(std::atoll(args[1].str().c_str()), args[2] == "raw",
+                args.size() > 3 ? std::atoi(args[3].str().c_str()) : 100);
+    return 0;
+  }
   bool pushPullOnly = !args.empty() && args[0] == "push-pull";
   bool processesOnly = llvm::is_contained(args, "--processes");
   llvm::outs() << llvm::formatv("machine: {0} cores, 127.0.0.1\n",

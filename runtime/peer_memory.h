@@ -46,7 +46,7 @@ pid_t verifiedPeerPid(const proto::MsgHeader &h, pid_t pid);
 bool worthPeerMemory(const Tensor *t, size_t minBytes = kPeerMemoryMinBytes);
 
 /// Marks `h` as a message whose payload stays at `t`'s address in this process: sendMessage
-/// then sends an empty payload frame. The sender keeps the buffer alive and unchanged until the
+/// then sends the header alone. The sender keeps the buffer alive and unchanged until the
 /// receiver is done with it.
 void placeInPeerMemory(proto::MsgHeader &h, const Tensor &t);
 

@@ -100,13 +100,15 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
     describeTensor(*described, *tensor);
     h = &*described;
   }
-  sendFrame(socket, headerFrame(*h), zmq::send_flags::sndmore);
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
+  // Without bytes to carry (a request, an acknowledgement, a payload in the sender's memory or
+  // in the receiver's already) the header goes alone: a frame less to send and to receive.
   if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h->peer_address() != 0 ||
       h->landed()) {
-    sendFrame(socket, zmq::message_t(), last);
+    sendFrame(socket, headerFrame(*h), last);
     return;
   }
+  sendFrame(socket, headerFrame(*h), zmq::send_flags::sndmore);
   // Zero copy: ZeroMQ reads the tensor's buffer; the heap-held shared_ptr keeps it alive until
   // ZeroMQ calls the release function.
   auto *owner = new std::shared_ptr<std::byte>(tensor->buffer());
@@ -148,6 +150,7 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
   // A receive that blocks up to the timeout costs fewer system calls per message than a
   // zmq_poll followed by a receive: it is the round trip's latency (see bench_runtime).
   std::vector<zmq::message_t> frames(1);
+  frames.reserve(3); // a pserver's identity, a header and a payload: grown at most once
   socket.set(zmq::sockopt::rcvtimeo, static_cast<int>(timeout.count()));
   if (!socket.recv(frames[0], zmq::recv_flags::none))
     return std::nullopt;         // EAGAIN: nothing came in time
@@ -160,8 +163,8 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
 }
 
 llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first) {
-  if (frames.size() != first + 2)
-    return makeError("expected a header and a payload frame, got {0} frames",
+  if (frames.size() != first + 1 && frames.size() != first + 2)
+    return makeError("expected a header and at most one payload frame, got {0} frames",
                      frames.size() - first);
   Message msg;
   const zmq::message_t &head = frames[first];
@@ -174,7 +177,8 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
   if (!msg.header.probe().empty() || msg.header.peer_address() != 0 || msg.header.landed() ||
       msg.header.accepts_peer_memory()) // see peer_memory.h
     msg.senderPid = localSenderPid(head);
-  const zmq::message_t &payload = frames[first + 1];
+  static const zmq::message_t none;
+  const zmq::message_t &payload = frames.size() > first + 1 ? frames[first + 1] : none;
   if (msg.header.dims_size() == 0 && msg.header.dtype() == proto::DTYPE_UNSET) {
     if (payload.size() != 0)
       return makeError("{0}: payload of {1} bytes without dtype and dims", msg.header.var(),
@@ -227,7 +231,7 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
   // 8-aligned at least). The UBSan build caught the misaligned loads.
   if (reinterpret_cast<uintptr_t>(payload.data()) % elem != 0)
     msg.payload = zmq::message_t(payload.data(), payload.size());
-  else
+  else if (frames.size() > first + 1) // else an empty tensor, its header alone
     msg.payload = std::move(frames[first + 1]);
   return msg;
 }

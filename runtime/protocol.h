@@ -46,8 +46,8 @@ struct Message {
 /// Sets `h`'s dtype and dims to `t`'s, as sendMessage sends them.
 void describeTensor(proto::MsgHeader &h, const Tensor &t);
 /// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer
-/// stays alive until ZeroMQ has sent it. A header with peer_address set (placeInPeerMemory)
-/// goes with an empty payload frame: the receiver reads the bytes from this process.
+/// stays alive until ZeroMQ has sent it. A header without a tensor, or with peer_address set
+/// (placeInPeerMemory: the receiver reads the bytes from this process), goes alone.
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more = false);
 /// Sends one frame, again when a signal's handler interrupted the send (EINTR). Any other

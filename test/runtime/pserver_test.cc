@@ -34,6 +34,38 @@ TEST_CASE("a message whose dims multiply past 64 bits is refused before any tens
              Contains("w: dims [4294967296,4294967296] hold too many elements"));
 }
 
+TEST_CASE("a message without bytes to carry is its header alone", "[runtime]") {
+  zmq::context_t ctx;
+  zmq::socket_t out(ctx, zmq::socket_type::pair), in(ctx, zmq::socket_type::pair);
+  out.bind("inproc://header-alone");
+  in.connect("inproc://header-alone");
+  auto roundTrip = [&](const proto::MsgHeader &h, const Tensor *t) {
+    sendMessage(out, h, t);
+    auto frames = receiveFrames(in, std::chrono::milliseconds(3000));
+    REQUIRE(frames);
+    return std::move(*frames);
+  };
+  // A request: one frame, which decodes to a message without a tensor.
+  auto frames = roundTrip(makeHeader(proto::GET_VAR, "w", 0, 4), nullptr);
+  CHECK(frames.size() == 1);
+  Message get = requireValue(decodeMessage(frames, 0));
+  CHECK(get.header.var() == "w");
+  CHECK_FALSE(get.hasTensor());
+  // An empty tensor: its header alone, and an empty tensor again.
+  Tensor empty(proto::F32, {0, 3});
+  frames = roundTrip(makeHeader(proto::REPLY_VAR, "w", 0, 4), &empty);
+  CHECK(frames.size() == 1);
+  Tensor got;
+  requireValue(decodeMessage(frames, 0)).moveInto(got);
+  CHECK(got.dims().vec() == std::vector<int64_t>{0, 3});
+  // A tensor with bytes comes in two frames; its header alone is refused.
+  Tensor w(proto::F32, {2});
+  frames = roundTrip(makeHeader(proto::REPLY_VAR, "w", 0, 4), &w);
+  CHECK(frames.size() == 2);
+  frames.pop_back();
+  CHECK_THAT(errorText(decodeMessage(frames, 0)), Contains("w: payload is 0 bytes but f32[2]"));
+}
+
 TEST_CASE("a payload at an odd address becomes a tensor with aligned elements", "[runtime]") {
   // ZeroMQ hands small frames over inside its receive buffer, at any offset (the UBSan build
   // caught kernels loading floats from such addresses).
@@ -66,7 +98,9 @@ TEST_CASE("a pserver answers bad messages with an error, applies none, and keeps
 
   proto::MsgHeader h = rawRequest(raw, {"garbage bytes"});
   CHECK(h.kind() == proto::REPLY_ERROR);
-  CHECK_THAT(h.error(), Contains("expected a header and a payload frame"));
+  CHECK_THAT(h.error(), Contains("header is not a valid MsgHeader"));
+  h = rawRequest(raw, {hello(job), "", ""});
+  CHECK_THAT(h.error(), Contains("expected a header and at most one payload frame, got 3"));
   h = rawRequest(raw, {"\x08\x01\x10\x01 not protobuf \xff\xff", ""});
   CHECK(h.kind() == proto::REPLY_ERROR);
   h = rawRequest(raw, {header(proto::SEND_VAR, "fc_0.w_0@GRAD", 0, {13, 1}), std::string(10, 'x')});
