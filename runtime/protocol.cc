@@ -149,8 +149,9 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
                                                          std::chrono::milliseconds timeout) {
   // A receive that blocks up to the timeout costs fewer system calls per message than a
   // zmq_poll followed by a receive: it is the round trip's latency (see bench_runtime).
-  std::vector<zmq::message_t> frames(1);
+  std::vector<zmq::message_t> frames;
   frames.reserve(3); // a pserver's identity, a header and a payload: grown at most once
+  frames.emplace_back();
   socket.set(zmq::sockopt::rcvtimeo, static_cast<int>(timeout.count()));
   if (!socket.recv(frames[0], zmq::recv_flags::none))
     return std::nullopt;         // EAGAIN: nothing came in time
