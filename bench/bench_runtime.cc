@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <future>
+#include <iostream>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -238,9 +239,10 @@ static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers
 }
 
 /// Microseconds per pull (the best of `turns` turns) of one side alone, oar's or raw ZeroMQ's,
-/// between two processes: no other traffic in between, and long enough for bench/placement.sh
-/// to pin each thread to a core and see what the placement costs.
-static void pullLatency(int64_t bytes, bool raw, int turns) {
+/// between two processes: no other traffic in between. With `goOnStdin` it prints "ready" once
+/// every thread exists and times nothing before a line on stdin, so that bench/placement.sh can
+/// pin each thread to a core first.
+static void pullLatency(int64_t bytes, bool raw, int turns, bool goOnStdin) {
   PushPullPlan p(bytes);
   int rounds = roundsFor(bytes);
   double best = std::numeric_limits<double>::infinity();
@@ -249,6 +251,16 @@ static void pullLatency(int64_t bytes, bool raw, int turns) {
   exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
   bench::RawClient rawClient(p.rawEndpoint, bytes);
   Tensor got;
+  // One round each way first: every thread of both processes exists once it is back.
+  exitOnErr(comm.getVars({"fc_0.w_0"}, p.config.pservers, {&got}));
+  rawClient.roundTrip(1);
+  if (goOnStdin) {
+    llvm::outs() << "ready\n";
+    llvm::outs().flush();
+    std::string line;
+    if (!std::getline(std::cin, line))
+      exitOnErr(makeError("pull-latency: stdin closed before the go line"));
+  }
   for (int turn = 0; turn < turns; ++turn) {
     if (raw) {
       best = std::min(best, rawClient.roundTrip(rounds));
@@ -262,6 +274,23 @@ static void pullLatency(int64_t bytes, bool raw, int turns) {
   exitOnErr(comm.complete());
   llvm::outs() << llvm::formatv("{0} pull of {1} bytes: {2:f1} us\n", raw ? "raw" : "oar", bytes,
                                 best / rounds * 1e6);
+}
+
+/// `pull-latency BYTES oar|raw [TURNS] [--go-on-stdin]`; false on arguments it cannot take.
+static bool pullLatencyCommand(llvm::ArrayRef<llvm::StringRef> args) {
+  bool go = llvm::is_contained(args, "--go-on-stdin");
+  std::vector<llvm::StringRef> rest;
+  for (llvm::StringRef a : args.drop_front())
+    if (a != "--go-on-stdin")
+      rest.push_back(a);
+  int64_t bytes = 0;
+  int turns = 100;
+  if (rest.size() < 2 || rest.size() > 3 || rest[0].getAsInteger(10, bytes) || bytes < 4 ||
+      bytes % 4 != 0 || (rest[1] != "oar" && rest[1] != "raw") ||
+      (rest.size() == 3 && (rest[2].getAsInteger(10, turns) || turns < 1)))
+    return false;
+  pullLatency(bytes, rest[1] == "raw", turns, go);
+  return true;
 }
 
 /// One push/pull table: the pserver on a thread of this process, or in a process of its own.
@@ -281,11 +310,12 @@ int main(int argc, char **argv) {
   // `bench_runtime push-pull [bytes] [--processes]` measures push and pull only (of one size,
   // in one of the two set-ups), e.g. under perf.
   std::vector<llvm::StringRef> args(argv + 1, argv + argc);
-  // `bench_runtime pull-latency BYTES oar|raw [TURNS]`: one side's pulls alone (see pullLatency).
-  if (args.size() >= 3 && args[0] == "pull-latency") {
-    pullLatency(std::atoll(args[1].str().c_str()), args[2] == "raw",
-                args.size() > 3 ? std::atoi(args[3].str().c_str()) : 100);
-    return 0;
+  if (!args.empty() && args[0] == "pull-latency") { // one side's pulls alone (see pullLatency)
+    if (pullLatencyCommand(args))
+      return 0;
+    llvm::errs() << "usage: bench_runtime pull-latency BYTES oar|raw [TURNS] [--go-on-stdin] "
+                    "(BYTES a multiple of 4, TURNS at least 1)\n";
+    return 2;
   }
   bool pushPullOnly = !args.empty() && args[0] == "push-pull";
   bool processesOnly = llvm::is_contained(args, "--processes");

@@ -213,8 +213,8 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
     if (payload.size() != 0 || numel == 0 ||
         (msg.header.peer_address() != 0 && msg.header.landed()))
       return makeError("{0}: a payload in the sender's memory, or written to the receiver's "
-                       "already, comes with an empty frame, holds at least one element, and "
-                       "is one of the two",
+                       "already, comes without bytes of its own, holds at least one element, "
+                       "and is one of the two",
                        msg.header.var());
     if (msg.header.landed())
       return msg;

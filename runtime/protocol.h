@@ -1,4 +1,5 @@
-// The runtime's wire format: a MsgHeader frame, then the tensor bytes as a second frame.
+// The runtime's wire format: a MsgHeader frame, then the tensor bytes, if it carries any, as a
+// second frame.
 #pragma once
 
 #include <chrono>
@@ -46,8 +47,9 @@ struct Message {
 /// Sets `h`'s dtype and dims to `t`'s, as sendMessage sends them.
 void describeTensor(proto::MsgHeader &h, const Tensor &t);
 /// Sends header + payload. The payload frame points at `tensor`'s buffer (no copy); the buffer
-/// stays alive until ZeroMQ has sent it. A header without a tensor, or with peer_address set
-/// (placeInPeerMemory: the receiver reads the bytes from this process), goes alone.
+/// stays alive until ZeroMQ has sent it. A header without tensor bytes (a request, an
+/// acknowledgement, an empty tensor) or whose bytes lie elsewhere (peer_address: the receiver
+/// reads them from this process; landed: they are in the receiver's memory already) goes alone.
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more = false);
 /// Sends one frame, again when a signal's handler interrupted the send (EINTR). Any other

@@ -60,9 +60,8 @@ Message messageAt(const void *at, int64_t n, pid_t sender) {
   h.add_dims(n);
   h.set_peer_address(reinterpret_cast<uint64_t>(at));
   std::string head = h.SerializeAsString();
-  std::vector<zmq::message_t> frames;
+  std::vector<zmq::message_t> frames; // the header alone, as sendMessage sends it
   frames.emplace_back(head.data(), head.size());
-  frames.emplace_back();
   Message m = requireValue(decodeMessage(frames, 0));
   m.senderPid = sender;
   return m;
@@ -189,7 +188,7 @@ TEST_CASE("a fetched param in peer memory is read into its old buffer when that 
   CHECK(small.toVector<float>() == smallBefore);
 }
 
-TEST_CASE("a payload said to lie in the sender's memory comes with an empty frame",
+TEST_CASE("a payload said to lie in the sender's memory comes without bytes of its own",
           "[runtime][errors]") {
   proto::MsgHeader h = makeHeader(proto::SEND_VAR, "w@GRAD", 0, 0);
   h.set_dtype(proto::F32);
@@ -201,7 +200,7 @@ TEST_CASE("a payload said to lie in the sender's memory comes with an empty fram
   frames.emplace_back(8);
   CHECK_THAT(errorText(decodeMessage(frames, 0)),
              Contains("w@GRAD: a payload in the sender's memory, or written to the "
-                      "receiver's already, comes with an empty frame"));
+                      "receiver's already, comes without bytes of its own"));
 }
 
 TEST_CASE("a trainer that left keeps writing into a landing nobody reads any more", "[runtime]") {
