@@ -1,8 +1,9 @@
 // Runtime benchmark on 127.0.0.1: push (send_var) and pull (get_var) throughput of one trainer
 // against one pserver for 4 KiB .. 16 MiB tensors, and samples/s of the MLP 784-512-256-10
 // (batch 128 per trainer) with 1 trainer + 1 pserver and 2 trainers + 2 pservers, against the
-// single-machine executor. Trainers and pservers run as threads of this process. Beside each
-// push/pull figure stands plain ZeroMQ over the same transport: the limit (see rawZmq).
+// single-machine executor. Trainers and pservers run as threads of this process, or for push/pull
+// also in two processes (--processes). Beside each push/pull figure stands plain ZeroMQ over the
+// same transport: the limit (bench/raw_zmq.h).
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -134,6 +135,21 @@ struct PushPullPlan {
   std::string rawEndpoint;
 };
 
+/// Both ends of a measurement: the serving ends (declared first, so they go last), the trainer's
+/// communicator, connected, and then the raw client. That order of their ZeroMQ I/O threads is
+/// what bench/placement.sh relies on to tell them apart.
+struct PushPullEnds {
+  PushPullEnds(const PushPullPlan &p, int64_t bytes, bool processes)
+      : serving(p.pserver(), p.rawEndpoint, bytes, processes),
+        comm(0, p.config.pservers, Timeouts{}) {
+    exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
+    raw.emplace(p.rawEndpoint, bytes);
+  }
+  Serving serving;
+  Communicator comm;
+  std::optional<bench::RawClient> raw;
+};
+
 /// Push and pull through the plan's pserver and the raw ends. The four measurements take turns,
 /// twenty short turns each, and each keeps its best: a busy neighbour on a shared machine slows
 /// one turn, not one column (with five turns of a second each, a quarter of the runs had no
@@ -146,10 +162,9 @@ static void pushPull(int64_t bytes, bool processes) {
   double push = inf, pull = inf, stream = inf, roundTrip = inf;
   int rounds = roundsFor(bytes);
   {
-    Serving serving(p.pserver(), p.rawEndpoint, bytes, processes);
-    Communicator comm(0, c.pservers, Timeouts{});
-    exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
-    bench::RawClient raw(p.rawEndpoint, bytes);
+    PushPullEnds ends(p, bytes, processes);
+    Communicator &comm = ends.comm;
+    bench::RawClient &raw = *ends.raw;
     Tensor grad(proto::F32, {n, 1}), got;
     for (int turn = 0; turn < 20; ++turn) {
       auto start = Clock::now();
@@ -246,10 +261,9 @@ static void pullLatency(int64_t bytes, bool raw, int turns, bool goOnStdin) {
   PushPullPlan p(bytes);
   int rounds = roundsFor(bytes);
   double best = std::numeric_limits<double>::infinity();
-  Serving serving(p.pserver(), p.rawEndpoint, bytes, true);
-  Communicator comm(0, p.config.pservers, Timeouts{});
-  exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
-  bench::RawClient rawClient(p.rawEndpoint, bytes);
+  PushPullEnds ends(p, bytes, true);
+  Communicator &comm = ends.comm;
+  bench::RawClient &rawClient = *ends.raw;
   Tensor got;
   // One round each way first: every thread of both processes exists once it is back.
   exitOnErr(comm.getVars({"fc_0.w_0"}, p.config.pservers, {&got}));

@@ -162,26 +162,23 @@ llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, Tensor 
                      "that said HELLO",
                      peer, m.header.var());
   size_t n = m.peerBytes;
-  auto fail = [&] {
-    return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
-                     m.header.var(), n, pid, std::strerror(errno));
-  };
-  if (into.initialized() && into.device() == Device::Cpu && into.bytes() == n) {
-    if (!readFrom(pid, m.header.peer_address(), into.raw(), n))
-      return fail();
-    m.readInto = into.buffer();
-  } else {
-    zmq::message_t payload;
+  bool reuse = into.initialized() && into.device() == Device::Cpu && into.bytes() == n;
+  zmq::message_t payload;
+  if (!reuse) {
     try {
       payload.rebuild(n);
     } catch (const zmq::error_t &e) {
       return makeError("{0}: cannot allocate {1} bytes for {2}: {3}", peer, n, m.header.var(),
                        e.what());
     }
-    if (!readFrom(pid, m.header.peer_address(), payload.data(), n))
-      return fail();
-    m.payload = std::move(payload);
   }
+  if (!readFrom(pid, m.header.peer_address(), reuse ? into.raw() : payload.data(), n))
+    return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
+                     m.header.var(), n, pid, std::strerror(errno));
+  if (reuse)
+    m.readInto = into.buffer();
+  else
+    m.payload = std::move(payload);
   m.peerBytes = 0;
   m.header.clear_peer_address();
   return llvm::Error::success();
