@@ -49,18 +49,21 @@ echo "single machine, 1 thread: $single samples/s"
 # the plain-TCP runs (--curve=false), and the CURVE column shows what encryption costs.
 # Each job keeps its best of 3 turns, the jobs interleaved (as torch keeps its best of 3): one
 # run varies by up to 10% from the next, more than sync and async differ. The "socket" job turns
-# off the same-host peer-memory path (OAR_PEER_MEMORY=0; docs/runtime.md), to show its share.
-jobs=("1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async" "1 2 sync socket")
+# off the same-host peer-memory path (OAR_PEER_MEMORY=0), the "dealer" job the trainers' direct
+# links (OAR_DIRECT_LINKS=0: libzmq's DEALER and its I/O thread; docs/runtime.md), to show their
+# shares. With CURVE, trainers always go through libzmq.
+jobs=("1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async" "1 2 sync socket" "1 2 sync dealer")
 declare -A oar oarCurve
 for turn in 1 2 3; do
   for job in "${jobs[@]}"; do
     set -- $job
-    peerMemory=1
+    peerMemory=1 links=1
     [ "${4:-}" = socket ] && peerMemory=0
+    [ "${4:-}" = dealer ] && links=0
     # an assignment, so that a failed launch ends the script
-    r=$(OAR_PEER_MEMORY=$peerMemory curve=--curve=false launch $1 $2 $3)
+    r=$(OAR_PEER_MEMORY=$peerMemory OAR_DIRECT_LINKS=$links curve=--curve=false launch $1 $2 $3)
     keepBest oar "$job" "$r"
-    r=$(OAR_PEER_MEMORY=$peerMemory launch $1 $2 $3)
+    r=$(OAR_PEER_MEMORY=$peerMemory OAR_DIRECT_LINKS=$links launch $1 $2 $3)
     keepBest oarCurve "$job" "$r"
   done
 done

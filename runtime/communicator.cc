@@ -3,6 +3,7 @@
 #include "runtime/memory_policy.h"
 #include "runtime/peer_memory.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -22,8 +23,64 @@ Communicator::~Communicator() {
   for (auto &[ep, c] : connections_) {
     if (c.monitor)
       c.monitor->close();
-    c.socket->close();
+    if (c.socket)
+      c.socket->close();
   }
+}
+
+bool Communicator::linksTo(const std::string &endpoint) const {
+  // CURVE is libzmq's: a link speaks the NULL mechanism only.
+  const char *env = std::getenv("OAR_DIRECT_LINKS");
+  return !(env && std::strcmp(env, "0") == 0) && !curve_.enabled() &&
+         localIpcAddress(endpoint).has_value();
+}
+
+size_t Communicator::linkedPservers() const {
+  return llvm::count_if(connections_, [](const auto &c) { return c.second.link != nullptr; });
+}
+
+llvm::Error Communicator::sendOnLink(const Request &r, const char *what) {
+  Connection &c = connections_[r.endpoint];
+  if (!c.link) {
+    auto link =
+        ZmtpLink::connect(*localIpcAddress(r.endpoint),
+                          std::min(timeouts_.connect, timeouts_.reply), announcedPayloadBytes);
+    if (!link) {
+      // A refusal ends connect()'s retries, with the socket path's words for a CURVE pserver.
+      std::string why;
+      llvm::handleAllErrors(
+          link.takeError(),
+          [&](const ZmtpRefusal &refusal) {
+            lastFailureWasRefusal_ = true;
+            why = refusal.wantsCurve()
+                      ? "the ZeroMQ handshake failed: does it require CURVE keys (--curve-secret, "
+                        "--curve-server-key)?"
+                      : refusal.message();
+          },
+          [&](const llvm::ErrorInfoBase &other) { why = other.message(); });
+      return makeError("{0}: cannot reach pserver {1} while {2}: {3}", who(), r.endpoint, what,
+                       why);
+    }
+    c.link = std::move(*link);
+  }
+  EncodedMessage m = encodeMessage(r.header, r.tensor);
+  llvm::SmallVector<llvm::ArrayRef<uint8_t>, 2> frames{
+      {reinterpret_cast<const uint8_t *>(m.header.data()), m.header.size()}};
+  if (!m.payload.empty())
+    frames.push_back(m.payload);
+  if (llvm::Error err = c.link->send(frames, timeouts_.reply))
+    return linkFailure(c, r, what, std::move(err));
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::linkFailure(Connection &c, const Request &r, const char *what,
+                                      llvm::Error err) {
+  if (c.link->peerClosed() && c.connected && !c.completed) { // as checkDisconnects says it
+    llvm::consumeError(std::move(err));
+    return lostPserver(c, r.endpoint, what, r);
+  }
+  return makeError("{0}: pserver {1} while {2} {3}: {4}", who(), r.endpoint, what, r.header.var(),
+                   llvm::toString(std::move(err)));
 }
 
 std::string Communicator::who() const { return "trainer " + std::to_string(trainerId_); }
@@ -57,6 +114,8 @@ zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
 
 llvm::Error Communicator::checkDisconnects(const char *what, const Request &waitingOn) {
   for (auto &[ep, c] : connections_) {
+    if (c.link && c.connected && !c.completed && !c.lost && c.link->peerHungUp())
+      return lostPserver(c, ep, what, waitingOn);
     if (!c.monitor)
       continue;
     zmq::message_t event;
@@ -97,30 +156,52 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
                              "key is this trainer's --curve-server-key?"
                            : "does it require CURVE keys (--curve-secret, --curve-server-key)?");
     }
-    if (!dropped || !c.connected || c.completed)
-      continue;
-    c.lost = true;
-    // A pserver that failed says why before it leaves: an error among the replies it left
-    // queued beats "lost". (The connection is over, so reading them out of turn is harmless.)
-    while (auto frames = receiveFrames(*c.socket, std::chrono::milliseconds(0))) {
-      auto msg = decodeMessage(*frames, 0);
-      if (!msg)
-        llvm::consumeError(msg.takeError());
-      else if (msg->header.kind() == proto::REPLY_ERROR)
-        return makeError("{0}: pserver {1} failed while {2}: {3}", who(), ep, what,
-                         msg->header.error());
-    }
-    needsRecovery_ = true;
-    return makeError("{0}: lost the connection to pserver {1} while {2}{3} (waiting on {4}); "
-                     "is it running?",
-                     who(), ep, what,
-                     waitingOn.header.var().empty() ? "" : " " + waitingOn.header.var(),
-                     waitingOn.endpoint);
+    if (dropped && c.connected && !c.completed)
+      return lostPserver(c, ep, what, waitingOn);
   }
   return llvm::Error::success();
 }
 
+llvm::Error Communicator::lostPserver(Connection &c, const std::string &ep, const char *what,
+                                      const Request &waitingOn) {
+  c.lost = true;
+  // A pserver that failed says why before it leaves: an error among the replies it left
+  // queued beats "lost". (The connection is over, so reading them out of turn is harmless.)
+  auto queued = [&]() -> std::optional<std::vector<zmq::message_t>> {
+    if (!c.link)
+      return receiveFrames(*c.socket, std::chrono::milliseconds(0));
+    auto got = c.link->receive(std::chrono::milliseconds(0));
+    if (!got) {
+      llvm::consumeError(got.takeError());
+      return std::nullopt;
+    }
+    return std::move(*got);
+  };
+  while (auto frames = queued()) {
+    auto msg = decodeMessage(*frames, 0);
+    if (!msg)
+      llvm::consumeError(msg.takeError());
+    else if (msg->header.kind() == proto::REPLY_ERROR)
+      return makeError("{0}: pserver {1} failed while {2}: {3}", who(), ep, what,
+                       msg->header.error());
+  }
+  needsRecovery_ = true;
+  return makeError("{0}: lost the connection to pserver {1} while {2}{3} (waiting on {4}); "
+                   "is it running?",
+                   who(), ep, what,
+                   waitingOn.header.var().empty() ? "" : " " + waitingOn.header.var(),
+                   waitingOn.endpoint);
+}
+
 llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
+  if (linksTo(r.endpoint)) {
+    if (llvm::Error err = sendOnLink(r, what))
+      return err;
+    highestStepSent_ = std::max(highestStepSent_, r.header.step());
+    if (r.header.kind() == proto::COMPLETE) // from now on it may leave
+      connections_[r.endpoint].completed = true;
+    return llvm::Error::success();
+  }
   zmq::socket_t &s = socketFor(r.endpoint);
   // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the reply
   // timeout so a pserver that stopped reading is reported, not waited for forever.
@@ -161,6 +242,16 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
           r.header.var().empty() ? "" : " " + r.header.var());
     if (stopRequested())
       return makeError("{0}: stopped by signal while {1}", who(), what);
+    if (auto c = connections_.find(r.endpoint); c != connections_.end() && c->second.link) {
+      auto got = c->second.link->receive(std::min(left, std::chrono::milliseconds(200)));
+      if (!got)
+        return linkFailure(c->second, r, what, got.takeError());
+      frames = std::move(*got);
+      if (!frames)
+        if (llvm::Error err = checkDisconnects(what, r)) // another pserver may have left
+          return err;
+      continue;
+    }
     frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
     if (frames)
       break;
@@ -178,6 +269,8 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
   if (!msg)
     return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
                      llvm::toString(msg.takeError()));
+  if (c.link && namesSenderProcess(msg->header)) // the kernel named it when the link opened
+    msg->senderPid = c.link->peerPid();
   if (msg->header.kind() == proto::REPLY_ERROR) {
     lastFailureWasRefusal_ = true;
     lastRefusalWasRollback_ = msg->header.has_rolled_back_to();

@@ -8,6 +8,7 @@
 #include "runtime/curve.h"
 #include "runtime/peer_memory.h"
 #include "runtime/protocol.h"
+#include "runtime/zmtp_link.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace oar::runtime {
@@ -89,6 +90,9 @@ public:
   /// checkpoint every pserver went back to.
   llvm::Error reconnect(const JobIdentity &job);
 
+  /// How many pservers this trainer reaches over a ZmtpLink (see linksTo).
+  size_t linkedPservers() const;
+
   /// Waits until every send so far is acknowledged.
   llvm::Error flush() { return drainAcks(); }
 
@@ -123,6 +127,12 @@ private:
   /// Waits for the acknowledgements of the sends issued without waiting.
   llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);
+  /// Whether `endpoint` is reached by a ZmtpLink, without libzmq's I/O thread: a pserver of
+  /// this host, without CURVE, unless OAR_DIRECT_LINKS=0.
+  bool linksTo(const std::string &endpoint) const;
+  /// Sends `r` on its link, opening the link first.
+  llvm::Error sendOnLink(const Request &r, const char *what);
+
   /// Closes the socket to `endpoint` (replies still queued on it go with it); the next request
   /// opens a fresh one, which must say HELLO first.
   void closeConnection(const std::string &endpoint);
@@ -133,6 +143,8 @@ private:
 
   struct Connection {
     std::unique_ptr<zmq::socket_t> socket;
+    /// Instead of `socket`, to a pserver of this host (see linksTo).
+    std::unique_ptr<ZmtpLink> link;
     std::unique_ptr<zmq::socket_t> monitor; ///< disconnects and failed handshakes of `socket`
     bool connected = false;                 ///< a reply came back: disconnects matter from now
     bool completed = false;                 ///< we said `complete`: it may go away
@@ -145,6 +157,12 @@ private:
     llvm::StringMap<std::pair<uint64_t, uint64_t>> landings;
     ProcessWatch pserverProcess;
   };
+  /// Marks `c` (pserver `ep`) lost: the error it left queued, else "lost the connection".
+  llvm::Error lostPserver(Connection &c, const std::string &ep, const char *what,
+                          const Request &waitingOn);
+  /// The error for a failed link: "lost the connection" (and recovery) when the pserver left
+  /// after answering us, as a dropped socket says.
+  llvm::Error linkFailure(Connection &c, const Request &r, const char *what, llvm::Error err);
 
   int64_t trainerId_;
   std::vector<std::string> endpoints_;

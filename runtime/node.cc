@@ -108,6 +108,11 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     comm.abandon(why);
     return makeError("{0}", why);
   }
+  if (size_t linked = comm.linkedPservers(); linked > 0 && opts.log)
+    opts.log(llvm::formatv("trainer {0}: {1} of {2} pserver(s) on this host reached over direct "
+                           "links (ZMTP on the trainer's thread, no ZeroMQ I/O thread)",
+                           id, linked, endpoints.size())
+                 .str());
   if (comm.step() > 0 && opts.log)
     opts.log(llvm::formatv("trainer {0}: the pservers resumed from their checkpoint of step {1}; "
                            "training goes on from there",

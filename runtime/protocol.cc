@@ -88,6 +88,29 @@ static zmq::message_t headerFrame(const proto::MsgHeader &h) {
   return frame;
 }
 
+/// Without bytes to carry (a request, an acknowledgement, a payload in the sender's memory or in
+/// the receiver's already) the header goes alone: a frame less to send and to receive.
+static bool goesAlone(const proto::MsgHeader &h, const Tensor *tensor) {
+  return !tensor || !tensor->initialized() || tensor->bytes() == 0 || h.peer_address() != 0 ||
+         h.landed();
+}
+
+EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tensor) {
+  EncodedMessage m;
+  if (tensor && tensor->initialized() && !describes(header, *tensor)) {
+    proto::MsgHeader described = header;
+    describeTensor(described, *tensor);
+    described.SerializeToString(&m.header);
+    if (!goesAlone(described, tensor))
+      m.payload = {static_cast<const uint8_t *>(tensor->raw()), tensor->bytes()};
+    return m;
+  }
+  header.SerializeToString(&m.header);
+  if (!goesAlone(header, tensor))
+    m.payload = {static_cast<const uint8_t *>(tensor->raw()), tensor->bytes()};
+  return m;
+}
+
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more) {
   // A header that does not describe its tensor yet is copied to do so. The pserver's replies
@@ -101,10 +124,7 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
     h = &*described;
   }
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
-  // Without bytes to carry (a request, an acknowledgement, a payload in the sender's memory or
-  // in the receiver's already) the header goes alone: a frame less to send and to receive.
-  if (!tensor || !tensor->initialized() || tensor->bytes() == 0 || h->peer_address() != 0 ||
-      h->landed()) {
+  if (goesAlone(*h, tensor)) {
     sendFrame(socket, headerFrame(*h), last);
     return;
   }
@@ -163,6 +183,40 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
   return frames;
 }
 
+/// The elements a header's dims announce. Dims come from the peer: their product may overflow
+/// (and wrap to the payload's size), so it is checked while it is formed, and bounded well below
+/// any size a payload can have.
+static llvm::Expected<int64_t> elementCount(const proto::MsgHeader &h) {
+  if (dtypeSize(h.dtype()) == 0)
+    return makeError("{0}: dtype {1} is unknown", h.var(), static_cast<int>(h.dtype()));
+  int64_t numel = 1;
+  for (int64_t d : h.dims()) {
+    if (d < 0 || d > (int64_t(1) << 40))
+      return makeError("{0}: dim {1} is out of range", h.var(), d);
+    if (__builtin_mul_overflow(numel, d, &numel) || numel > (int64_t(1) << 50))
+      return makeError("{0}: dims {1} hold too many elements", h.var(),
+                       dimsString(std::vector<int64_t>(h.dims().begin(), h.dims().end())));
+  }
+  return numel;
+}
+
+std::optional<uint64_t> announcedPayloadBytes(const zmq::message_t &headerFrame) {
+  proto::MsgHeader h;
+  if (!h.ParseFromArray(headerFrame.data(), static_cast<int>(headerFrame.size())) ||
+      h.peer_address() != 0 || h.landed())
+    return std::nullopt;
+  auto elements = elementCount(h);
+  if (!elements) {
+    llvm::consumeError(elements.takeError());
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(*elements) * dtypeSize(h.dtype());
+}
+
+bool namesSenderProcess(const proto::MsgHeader &h) {
+  return !h.probe().empty() || h.peer_address() != 0 || h.landed() || h.accepts_peer_memory();
+}
+
 llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first) {
   if (frames.size() != first + 1 && frames.size() != first + 2)
     return makeError("expected a header and at most one payload frame, got {0} frames",
@@ -175,8 +229,7 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
     return makeError("protocol version {0}, expected {1}", msg.header.version(), kProtocolVersion);
   if (msg.header.kind() == proto::MSG_UNSET || !proto::MsgKind_IsValid(msg.header.kind()))
     return makeError("message kind {0} is unknown", static_cast<int>(msg.header.kind()));
-  if (!msg.header.probe().empty() || msg.header.peer_address() != 0 || msg.header.landed() ||
-      msg.header.accepts_peer_memory()) // see peer_memory.h
+  if (namesSenderProcess(msg.header)) // see peer_memory.h
     msg.senderPid = localSenderPid(head);
   static const zmq::message_t none;
   const zmq::message_t &payload = frames.size() > first + 1 ? frames[first + 1] : none;
@@ -187,20 +240,10 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
     return msg;
   }
   size_t elem = dtypeSize(msg.header.dtype());
-  if (elem == 0)
-    return makeError("{0}: dtype {1} is unknown", msg.header.var(),
-                     static_cast<int>(msg.header.dtype()));
-  // Dims come from the peer: their product may overflow (and wrap to the payload's size), so it
-  // is checked while it is formed, and bounded well below any size a payload can have.
-  int64_t numel = 1;
-  for (int64_t d : msg.header.dims()) {
-    if (d < 0 || d > (int64_t(1) << 40))
-      return makeError("{0}: dim {1} is out of range", msg.header.var(), d);
-    if (__builtin_mul_overflow(numel, d, &numel) || numel > (int64_t(1) << 50))
-      return makeError(
-          "{0}: dims {1} hold too many elements", msg.header.var(),
-          dimsString(std::vector<int64_t>(msg.header.dims().begin(), msg.header.dims().end())));
-  }
+  auto elements = elementCount(msg.header);
+  if (!elements)
+    return elements.takeError();
+  int64_t numel = *elements;
   if (msg.header.landed() && msg.header.kind() != proto::SEND_VAR)
     return makeError("{0}: only a send_var is written into the receiver's memory",
                      msg.header.var());

@@ -52,6 +52,19 @@ void describeTensor(proto::MsgHeader &h, const Tensor &t);
 /// reads them from this process; landed: they are in the receiver's memory already) goes alone.
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more = false);
+/// What sendMessage sends, for a sender that writes the frames itself (ZmtpLink): the header's
+/// bytes (describing the tensor) and the tensor's bytes, empty when the header goes alone.
+struct EncodedMessage {
+  std::string header;
+  llvm::ArrayRef<uint8_t> payload; ///< the tensor's own buffer: valid while the tensor is
+};
+EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tensor);
+/// The payload bytes a header frame announces (nullopt: none, or not a header): a receiver
+/// allocates no more for the frame that follows it (ZmtpLink::PayloadLimit).
+std::optional<uint64_t> announcedPayloadBytes(const zmq::message_t &headerFrame);
+/// Whether a message with this header needs its sender's process (Message::senderPid): it
+/// carries a memory probe or a payload in either side's memory, or accepts one.
+bool namesSenderProcess(const proto::MsgHeader &h);
 /// Sends one frame, again when a signal's handler interrupted the send (EINTR). Any other
 /// failure throws zmq::error_t, EAGAIN (a full queue or the send timeout) included: cppzmq
 /// reports that one by an empty result, which a caller ignoring it would take for a send.

@@ -1,10 +1,10 @@
 // Whole jobs as real processes on 127.0.0.1: equality with single-machine training, convergence
 // of async and GEO, and failures that must end every node instead of hanging it.
+#include <array>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <regex>
-#include <array>
 #include <sstream>
 #include <unistd.h>
 
@@ -186,7 +186,8 @@ TEST_CASE("oar-launch takes threads set by hand: node flags, its own flags, then
       "oar-launch: error: OMP_NUM_THREADS \"lots\" is not a list of thread counts from 1 to 4096");
 }
 
-TEST_CASE("oar-launch gives every job CURVE keys of its own, with the same bits as plain TCP",
+TEST_CASE("oar-launch gives every job CURVE keys of its own, with the same bits as plain TCP "
+          "and direct links",
           "[e2e][runtime][curve]") {
   std::string dir = scratchDir("e2e_curve_launch");
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=3");
@@ -194,12 +195,21 @@ TEST_CASE("oar-launch gives every job CURVE keys of its own, with the same bits 
   std::string keyed = run(launch + "--save " + dir + "/keyed " + dir + "/model");
   CHECK_THAT(keyed, Contains("[pserver.0] pserver 127.0.0.1:") &&
                         Contains("CURVE: accepting 2 trainer key(s), traffic encrypted"));
+  // Without CURVE, trainers reach the pservers of their host over direct links (ZmtpLink), or
+  // through libzmq's DEALER when OAR_DIRECT_LINKS=0.
   std::string plain = run(launch + "--curve=false --save " + dir + "/plain " + dir + "/model");
-  CHECK_THAT(plain, !Contains("CURVE"));
+  CHECK_THAT(plain, !Contains("CURVE") &&
+                        Contains("trainer 1: 2 of 2 pserver(s) on this host reached over direct "
+                                 "links"));
+  CHECK_THAT(keyed, !Contains("direct links"));
+  std::string dealer = run("env OAR_DIRECT_LINKS=0 " + launch + "--curve=false --save " + dir +
+                           "/dealer " + dir + "/model");
+  CHECK_THAT(dealer, !Contains("direct links"));
   for (const char *param : {"fc_0.w_0", "fc_0.b_0"}) {
     std::string bits = readFile(dir + "/keyed/" + param + ".npy");
     CHECK(!bits.empty());
     CHECK(bits == readFile(dir + "/plain/" + param + ".npy"));
+    CHECK(bits == readFile(dir + "/dealer/" + param + ".npy"));
   }
 }
 
