@@ -5,13 +5,17 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
+#include "runtime/communicator.h"
+#include "runtime/launcher.h"
 #include "runtime/zmtp_link.h"
 #include "test/support/expect.h"
 #include "zmq.hpp"
 #include "zmq_addon.hpp"
 #include "llvm/Support/Endian.h"
 
+using namespace oar;
 using namespace oar::runtime;
 using Catch::Matchers::Contains;
 using std::chrono::milliseconds;
@@ -226,4 +230,60 @@ TEST_CASE("a link answers a PING with a PONG of its context", "[runtime][zmtp]")
   char pong[32] = {};
   ssize_t n = read(peer.fds[0], pong, sizeof(pong));
   CHECK(std::string(pong, n > 0 ? n : 0) == frame("\x04PONGctx", 4));
+}
+
+namespace {
+
+/// A stand-in pserver at `endpoint`'s local IPC name, on a thread: it answers HELLOs and nothing
+/// else, for `serveFor`, then closes its socket.
+class SilentPserver {
+public:
+  SilentPserver(const std::string &endpoint, milliseconds serveFor) {
+    socket_.bind(*localIpcAddress(endpoint));
+    thread_ = std::thread([this, serveFor] {
+      auto until = std::chrono::steady_clock::now() + serveFor;
+      socket_.set(zmq::sockopt::rcvtimeo, 20);
+      while (std::chrono::steady_clock::now() < until) {
+        std::vector<zmq::message_t> frames;
+        if (!zmq::recv_multipart(socket_, std::back_inserter(frames)) || frames.size() < 2)
+          continue;
+        proto::MsgHeader h;
+        if (!h.ParseFromArray(frames[1].data(), static_cast<int>(frames[1].size())) ||
+            h.kind() != proto::HELLO)
+          continue;
+        std::string reply = makeHeader(proto::REPLY_OK, "", h.trainer_id(), 0).SerializeAsString();
+        socket_.send(frames[0], zmq::send_flags::sndmore);
+        socket_.send(zmq::buffer(reply), zmq::send_flags::none);
+      }
+      socket_.close();
+    });
+  }
+  ~SilentPserver() { thread_.join(); }
+
+private:
+  zmq::context_t context_;
+  zmq::socket_t socket_{context_, zmq::socket_type::router};
+  std::thread thread_;
+};
+
+} // namespace
+
+TEST_CASE("a trainer waiting on one pserver notices at once that another one's link closed",
+          "[runtime][zmtp]") {
+  std::vector<int> ports = requireValue(freePorts(2));
+  std::string waitedOn = "127.0.0.1:" + std::to_string(ports[0]);
+  std::string leaving = "127.0.0.1:" + std::to_string(ports[1]);
+  SilentPserver quiet(waitedOn, milliseconds(4000)), gone(leaving, milliseconds(300));
+  Timeouts timeouts;
+  timeouts.connect = timeouts.reply = timeouts.barrier = milliseconds(10000);
+  Communicator trainer(0, {waitedOn, leaving}, timeouts);
+  REQUIRE_OK(trainer.connect({"sync", 1, "digest"}));
+  CHECK(trainer.linkedPservers() == 2);
+  auto start = std::chrono::steady_clock::now();
+  Tensor w;
+  CHECK_THAT(errorText(trainer.getVars({"w"}, {waitedOn}, {&w})),
+             Contains("trainer 0: lost the connection to pserver " + leaving +
+                      " while receiving w (waiting on " + waitedOn + ")"));
+  CHECK(std::chrono::steady_clock::now() - start < milliseconds(3000));
+  CHECK(trainer.needsRecovery() == false); // these pservers keep no checkpoints
 }
