@@ -3,6 +3,7 @@
 #include "runtime/memory_policy.h"
 #include "runtime/peer_memory.h"
 
+#include <arpa/inet.h>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -28,11 +29,22 @@ Communicator::~Communicator() {
   }
 }
 
-bool Communicator::linksTo(const std::string &endpoint) const {
+std::optional<std::string> Communicator::linkAddress(const std::string &endpoint) const {
   // CURVE is libzmq's: a link speaks the NULL mechanism only.
   const char *env = std::getenv("OAR_DIRECT_LINKS");
-  return !(env && std::strcmp(env, "0") == 0) && !curve_.enabled() &&
-         localIpcAddress(endpoint).has_value();
+  if ((env && std::strcmp(env, "0") == 0) || curve_.enabled())
+    return std::nullopt;
+  if (std::optional<std::string> ipc = localIpcAddress(endpoint))
+    return ipc;
+  // TCP to a numeric address only: a host name's lookup could wait without a timeout.
+  std::string host = llvm::StringRef(endpoint).rsplit(':').first.str();
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  in6_addr numeric;
+  if (inet_pton(AF_INET, host.c_str(), &numeric) == 1 ||
+      inet_pton(AF_INET6, host.c_str(), &numeric) == 1)
+    return zmqAddress(endpoint);
+  return std::nullopt;
 }
 
 size_t Communicator::linkedPservers() const {
@@ -42,9 +54,10 @@ size_t Communicator::linkedPservers() const {
 llvm::Error Communicator::sendOnLink(const Request &r, const char *what) {
   Connection &c = connections_[r.endpoint];
   if (!c.link) {
-    auto link =
-        ZmtpLink::connect(*localIpcAddress(r.endpoint),
-                          std::min(timeouts_.connect, timeouts_.reply), announcedPayloadBytes);
+    // A live pserver answers in milliseconds; connect() retries a silent one within its own
+    // budget, so one attempt must not take all of it.
+    auto wait = std::min({timeouts_.connect, timeouts_.reply, std::chrono::milliseconds(2000)});
+    auto link = ZmtpLink::connect(*linkAddress(r.endpoint), wait, announcedPayloadBytes);
     if (!link) {
       // A refusal ends connect()'s retries, with the socket path's words for a CURVE pserver.
       std::string why;
@@ -194,7 +207,7 @@ llvm::Error Communicator::lostPserver(Connection &c, const std::string &ep, cons
 }
 
 llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
-  if (linksTo(r.endpoint)) {
+  if (linkAddress(r.endpoint)) {
     if (llvm::Error err = sendOnLink(r, what))
       return err;
     highestStepSent_ = std::max(highestStepSent_, r.header.step());

@@ -90,7 +90,7 @@ public:
   /// checkpoint every pserver went back to.
   llvm::Error reconnect(const JobIdentity &job);
 
-  /// How many pservers this trainer reaches over a ZmtpLink (see linksTo).
+  /// How many pservers this trainer reaches over a ZmtpLink (see linkAddress).
   size_t linkedPservers() const;
 
   /// Waits until every send so far is acknowledged.
@@ -127,9 +127,10 @@ private:
   /// Waits for the acknowledgements of the sends issued without waiting.
   llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);
-  /// Whether `endpoint` is reached by a ZmtpLink, without libzmq's I/O thread: a pserver of
-  /// this host, without CURVE, unless OAR_DIRECT_LINKS=0.
-  bool linksTo(const std::string &endpoint) const;
+  /// Where a ZmtpLink reaches `endpoint`, without libzmq's I/O thread: its local IPC name, or
+  /// TCP to a numeric address; nullopt with CURVE, for a host name, or with OAR_DIRECT_LINKS=0
+  /// (libzmq's DEALER then).
+  std::optional<std::string> linkAddress(const std::string &endpoint) const;
   /// Sends `r` on its link, opening the link first.
   llvm::Error sendOnLink(const Request &r, const char *what);
 
@@ -143,7 +144,7 @@ private:
 
   struct Connection {
     std::unique_ptr<zmq::socket_t> socket;
-    /// Instead of `socket`, to a pserver of this host (see linksTo).
+    /// Instead of `socket` (see linkAddress).
     std::unique_ptr<ZmtpLink> link;
     std::unique_ptr<zmq::socket_t> monitor; ///< disconnects and failed handshakes of `socket`
     bool connected = false;                 ///< a reply came back: disconnects matter from now

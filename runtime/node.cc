@@ -109,8 +109,8 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     return makeError("{0}", why);
   }
   if (size_t linked = comm.linkedPservers(); linked > 0 && opts.log)
-    opts.log(llvm::formatv("trainer {0}: {1} of {2} pserver(s) on this host reached over direct "
-                           "links (ZMTP on the trainer's thread, no ZeroMQ I/O thread)",
+    opts.log(llvm::formatv("trainer {0}: {1} of {2} pserver(s) reached over direct links (ZMTP "
+                           "on the trainer's thread, no ZeroMQ I/O thread)",
                            id, linked, endpoints.size())
                  .str());
   if (comm.step() > 0 && opts.log)

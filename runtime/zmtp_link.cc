@@ -6,6 +6,10 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -98,13 +102,65 @@ llvm::Error ZmtpLink::fail(const llvm::Twine &why) {
   return makeError("{0}: {1}", peerName_, why.str());
 }
 
+/// A TCP connection to a numeric "host:port" ("[v6]:port" too), made within `timeout`, with
+/// Nagle's delay off as libzmq sets it; -1 and `why` when none could be made.
+static int connectTcp(llvm::StringRef hostPort, milliseconds timeout, std::string &why) {
+  auto [host, port] = hostPort.rsplit(':');
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.drop_front().drop_back();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV; // a name lookup could wait without bound
+  addrinfo *found = nullptr;
+  if (int rc = ::getaddrinfo(host.str().c_str(), port.str().c_str(), &hints, &found)) {
+    why = ::gai_strerror(rc);
+    return -1;
+  }
+  auto deadline = Clock::now() + timeout;
+  int fd = -1;
+  for (addrinfo *a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int ready = ::poll(&p, 1, static_cast<int>(left(deadline).count()));
+      socklen_t size = sizeof(err);
+      if (ready != 1 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &size) != 0)
+        err = ready == 0 ? ETIMEDOUT : errno;
+    }
+    int one = 1;
+    if (err == 0 && (::fcntl(fd, F_SETFL, 0) != 0 ||
+                     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0))
+      err = errno;
+    if (err != 0) {
+      why = std::strerror(err);
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  return fd;
+}
+
 llvm::Expected<std::unique_ptr<ZmtpLink>>
-ZmtpLink::connect(llvm::StringRef ipcAddress, milliseconds timeout, PayloadLimit limit) {
-  llvm::StringRef path = ipcAddress;
+ZmtpLink::connect(llvm::StringRef address, milliseconds timeout, PayloadLimit limit) {
+  if (address.startswith("tcp://")) {
+    std::string why;
+    int fd = connectTcp(address.drop_front(6), timeout, why);
+    if (fd < 0)
+      return makeError("{0}: cannot connect: {1}", address, why);
+    return greet(fd, address.str(), timeout, std::move(limit));
+  }
+  llvm::StringRef ipcAddress = address, path = address;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (!path.consume_front("ipc://") || path.empty() || path.size() >= sizeof(addr.sun_path))
-    return makeError("{0}: not an ipc:// address of a Unix socket", ipcAddress);
+    return makeError("{0}: not an ipc:// or tcp:// address", ipcAddress);
   // As libzmq names them: "@name" is "\0name" in the abstract namespace, its length counted
   // without a terminating NUL; a path keeps its NUL.
   std::memcpy(addr.sun_path, path.data(), path.size());
@@ -130,15 +186,22 @@ ZmtpLink::connect(llvm::StringRef ipcAddress, milliseconds timeout, PayloadLimit
 llvm::Expected<std::unique_ptr<ZmtpLink>>
 ZmtpLink::greet(int fd, std::string peerName, milliseconds timeout, PayloadLimit limit) {
   std::unique_ptr<ZmtpLink> link(new ZmtpLink(fd, std::move(peerName), std::move(limit)));
-  ucred cred{};
-  socklen_t credBytes = sizeof(cred);
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credBytes) != 0)
-    return link->fail(llvm::Twine("cannot ask the kernel who the peer is: ") +
+  int domain = 0;
+  socklen_t domainBytes = sizeof(domain);
+  if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &domainBytes) != 0)
+    return link->fail(llvm::Twine("cannot ask the kernel what the socket is: ") +
                       std::strerror(errno));
-  if (cred.uid != ::getuid())
-    return link->refuse("held by process " + llvm::Twine(cred.pid) + " of user " +
-                        llvm::Twine(cred.uid) + ", not of ours: refused");
-  link->peerPid_ = cred.pid;
+  if (domain == AF_UNIX) { // a peer of this host: the kernel says whose
+    ucred cred{};
+    socklen_t credBytes = sizeof(cred);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credBytes) != 0)
+      return link->fail(llvm::Twine("cannot ask the kernel who the peer is: ") +
+                        std::strerror(errno));
+    if (cred.uid != ::getuid())
+      return link->refuse("held by process " + llvm::Twine(cred.pid) + " of user " +
+                          llvm::Twine(cred.uid) + ", not of ours: refused");
+    link->peerPid_ = cred.pid;
+  }
   timeval slice = toTimeval(kSendSlice);
   if (::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &slice, sizeof(slice)) != 0)
     return link->fail(llvm::Twine("cannot set a send timeout: ") + std::strerror(errno));

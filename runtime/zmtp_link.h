@@ -1,5 +1,5 @@
-// A trainer's connection to a pserver of its own host without libzmq's I/O thread: ZMTP 3 (the
-// NULL mechanism, as a DEALER) spoken over the pserver's Unix socket on the caller's thread.
+// A trainer's connection to a pserver without libzmq's I/O thread: ZMTP 3 (the NULL mechanism,
+// as a DEALER) spoken over the pserver's Unix socket, or TCP, on the caller's thread.
 #pragma once
 
 #include <chrono>
@@ -42,8 +42,9 @@ private:
 /// ROUTER speaks (ZMTP 3.1, https://rfc.zeromq.org/spec/37/), on the trainer's thread, with
 /// blocking system calls that each have a timeout. The pserver's side does not change.
 ///
-/// Who is at the other end comes from the kernel (SO_PEERCRED): a process of another user that
-/// holds the pserver's name is refused. What the peer sends is bounded before anything is
+/// On a Unix socket, who is at the other end comes from the kernel (SO_PEERCRED): a process of
+/// another user that holds the pserver's name is refused. Over TCP nobody is named (peerPid 0),
+/// as on libzmq's TCP connections without CURVE. What the peer sends is bounded before anything is
 /// allocated for it: at most two frames a message (an oar header and its payload), a header
 /// frame of at most kMaxHeaderFrame bytes, and a payload frame no larger than its header says
 /// (`payloadLimit`).
@@ -54,10 +55,12 @@ public:
   /// before a payload frame is allocated.
   using PayloadLimit = std::function<std::optional<uint64_t>(const zmq::message_t &header)>;
 
-  /// Connects to the Unix socket of `ipcAddress` ("ipc://@name": Linux's abstract namespace,
-  /// or "ipc://path") and greets the peer, waiting at most `timeout`. Errors name the address.
+  /// Connects to `address` and greets the peer, waiting at most `timeout`: a Unix socket
+  /// ("ipc://@name" in Linux's abstract namespace, or "ipc://path"), or TCP to a numeric host
+  /// ("tcp://10.0.0.2:6170", "tcp://[::1]:6170"; a name lookup has no timeout). Errors name
+  /// the address.
   static llvm::Expected<std::unique_ptr<ZmtpLink>>
-  connect(llvm::StringRef ipcAddress, std::chrono::milliseconds timeout, PayloadLimit limit);
+  connect(llvm::StringRef address, std::chrono::milliseconds timeout, PayloadLimit limit);
   /// Greets the peer on `fd`, a connected stream socket, which the link then owns (it is closed
   /// on an error too). `peerName` names the peer in errors. For tests and the fuzzer.
   static llvm::Expected<std::unique_ptr<ZmtpLink>>

@@ -145,12 +145,42 @@ TEST_CASE("a link talks to a libzmq ROUTER as a DEALER does, frames long and sho
   CHECK(link->broken());
 }
 
+TEST_CASE("a link reaches a ROUTER over TCP too, naming no process", "[runtime][zmtp]") {
+  zmq::context_t ctx;
+  zmq::socket_t router(ctx, zmq::socket_type::router);
+  router.bind("tcp://127.0.0.1:0");
+  std::string address = router.get(zmq::sockopt::last_endpoint);
+  auto link = requireValue(ZmtpLink::connect(address, milliseconds(2000), announcedBySize));
+  CHECK(link->peerPid() == 0); // TCP carries no credentials
+  std::string head = "over tcp";
+  REQUIRE_OK(link->send(
+      {llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(head.data()), head.size())},
+      milliseconds(1000)));
+  std::vector<zmq::message_t> got;
+  router.set(zmq::sockopt::rcvtimeo, 2000);
+  REQUIRE(zmq::recv_multipart(router, std::back_inserter(got)));
+  REQUIRE(got.size() == 2);
+  CHECK(text(got[1]) == head);
+  router.send(got[0], zmq::send_flags::sndmore);
+  router.send(zmq::str_buffer("back"), zmq::send_flags::none);
+  auto reply = requireValue(link->receive(milliseconds(2000)));
+  REQUIRE(reply);
+  CHECK(text((*reply)[0]) == "back");
+
+  int closedPort = requireValue(freePorts(1))[0];
+  CHECK_THAT(errorText(ZmtpLink::connect("tcp://127.0.0.1:" + std::to_string(closedPort),
+                                         milliseconds(500), {})),
+             Contains("cannot connect: Connection refused"));
+  CHECK_THAT(errorText(ZmtpLink::connect("tcp://pserver.example:6170", milliseconds(500), {})),
+             Contains("tcp://pserver.example:6170: cannot connect:")); // numeric hosts only
+}
+
 TEST_CASE("a link reports a pserver that is not there, or that leaves", "[runtime][zmtp]") {
   std::string address = "ipc://@oar-zmtp-test-nobody-" + std::to_string(getpid());
   CHECK_THAT(errorText(ZmtpLink::connect(address, milliseconds(500), {})),
              Contains(address + ": cannot connect: Connection refused"));
-  CHECK_THAT(errorText(ZmtpLink::connect("tcp://127.0.0.1:1", milliseconds(500), {})),
-             Contains("not an ipc:// address"));
+  CHECK_THAT(errorText(ZmtpLink::connect("udp://127.0.0.1:1", milliseconds(500), {})),
+             Contains("not an ipc:// or tcp:// address"));
 
   ScriptedPeer peer;
   peer.write(greeting() + ready("ROUTER"));
