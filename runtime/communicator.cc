@@ -3,7 +3,6 @@
 #include "runtime/memory_policy.h"
 #include "runtime/peer_memory.h"
 
-#include <arpa/inet.h>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -34,24 +33,17 @@ std::optional<std::string> Communicator::linkAddress(const std::string &endpoint
   const char *env = std::getenv("OAR_DIRECT_LINKS");
   if ((env && std::strcmp(env, "0") == 0) || curve_.enabled())
     return std::nullopt;
-  if (std::optional<std::string> ipc = localIpcAddress(endpoint))
-    return ipc;
-  // TCP to a numeric address only: a host name's lookup could wait without a timeout.
-  std::string host = llvm::StringRef(endpoint).rsplit(':').first.str();
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  in6_addr numeric;
-  if (inet_pton(AF_INET, host.c_str(), &numeric) == 1 ||
-      inet_pton(AF_INET6, host.c_str(), &numeric) == 1)
-    return zmqAddress(endpoint);
-  return std::nullopt;
+  // A pserver of this host only: between hosts libzmq's I/O thread overlaps a large send with
+  // the trainer's compute, where a link would write it on the trainer's thread.
+  return localIpcAddress(endpoint);
 }
 
 size_t Communicator::linkedPservers() const {
   return llvm::count_if(connections_, [](const auto &c) { return c.second.link != nullptr; });
 }
 
-llvm::Error Communicator::sendOnLink(const Request &r, const char *what) {
+llvm::Error Communicator::sendOnLink(const Request &r, const char *what,
+                                     std::chrono::milliseconds timeout) {
   Connection &c = connections_[r.endpoint];
   if (!c.link) {
     // A live pserver answers in milliseconds; connect() retries a silent one within its own
@@ -81,7 +73,7 @@ llvm::Error Communicator::sendOnLink(const Request &r, const char *what) {
       {reinterpret_cast<const uint8_t *>(m.header.data()), m.header.size()}};
   if (!m.payload.empty())
     frames.push_back(m.payload);
-  if (llvm::Error err = c.link->send(frames, timeouts_.reply))
+  if (llvm::Error err = c.link->send(frames, timeout))
     return linkFailure(c, r, what, std::move(err));
   return llvm::Error::success();
 }
@@ -206,9 +198,12 @@ llvm::Error Communicator::lostPserver(Connection &c, const std::string &ep, cons
                    waitingOn.endpoint);
 }
 
-llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
+llvm::Error Communicator::sendRequest(const Request &r, const char *what,
+                                      std::chrono::milliseconds timeout) {
+  if (timeout.count() == 0)
+    timeout = timeouts_.reply;
   if (linkAddress(r.endpoint)) {
-    if (llvm::Error err = sendOnLink(r, what))
+    if (llvm::Error err = sendOnLink(r, what, timeout))
       return err;
     highestStepSent_ = std::max(highestStepSent_, r.header.step());
     if (r.header.kind() == proto::COMPLETE) // from now on it may leave
@@ -218,7 +213,7 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
   zmq::socket_t &s = socketFor(r.endpoint);
   // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the reply
   // timeout so a pserver that stopped reading is reported, not waited for forever.
-  auto deadline = std::chrono::steady_clock::now() + timeouts_.reply;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     try {
       sendMessage(s, r.header, r.tensor);
@@ -232,6 +227,20 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what) {
                          what, r.header.var(), e.what());
     }
   }
+}
+
+llvm::Expected<std::optional<std::vector<zmq::message_t>>>
+Communicator::receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait) {
+  if (!linkAddress(r.endpoint))
+    return receiveFrames(socketFor(r.endpoint), wait);
+  auto c = connections_.find(r.endpoint);
+  if (c == connections_.end() || !c->second.link) // its request went nowhere: nothing will come
+    return makeError("{0}: no link to pserver {1} while {2} {3}", who(), r.endpoint, what,
+                     r.header.var());
+  auto got = c->second.link->receive(wait);
+  if (!got)
+    return linkFailure(c->second, r, what, got.takeError());
+  return got;
 }
 
 llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *what,
@@ -255,24 +264,21 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
           r.header.var().empty() ? "" : " " + r.header.var());
     if (stopRequested())
       return makeError("{0}: stopped by signal while {1}", who(), what);
-    if (auto c = connections_.find(r.endpoint); c != connections_.end() && c->second.link) {
-      auto got = c->second.link->receive(std::min(left, std::chrono::milliseconds(200)));
-      if (!got)
-        return linkFailure(c->second, r, what, got.takeError());
-      frames = std::move(*got);
-      if (!frames)
-        if (llvm::Error err = checkDisconnects(what, r)) // another pserver may have left
-          return err;
-      continue;
-    }
-    frames = receiveFrames(socketFor(r.endpoint), std::min(left, std::chrono::milliseconds(200)));
+    auto got = receiveFrom(r, what, std::min(left, std::chrono::milliseconds(200)));
+    if (!got)
+      return got.takeError();
+    frames = std::move(*got);
     if (frames)
       break;
     if (llvm::Error err = checkDisconnects(what, r)) {
       // The reply may have landed just before its sender went away: take it if so.
-      frames = receiveFrames(socketFor(r.endpoint), std::chrono::milliseconds(0));
-      if (!frames)
+      auto late = receiveFrom(r, what, std::chrono::milliseconds(0));
+      if (!late || !*late) {
+        if (!late)
+          llvm::consumeError(late.takeError());
         return err;
+      }
+      frames = std::move(*late);
       llvm::consumeError(std::move(err));
     }
   }
@@ -399,19 +405,34 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
   try {
     // Send first, then read: a pserver answers each connection in order, so the outstanding
     // acknowledgements come before these replies, and the requests need not wait for them.
-    for (const Request &r : requests)
-      if (llvm::Error err = sendRequest(r, what))
-        return err;
-    if (llvm::Error err = drainAcks())
-      return err;
+    // But at most kMaxUnacked unanswered: a pserver's ROUTER drops replies past its queue
+    // (1000), and a direct link has no receive queue of its own to hold more.
+    std::chrono::milliseconds wait = timeout.count() ? timeout : timeouts_.reply;
     std::vector<Message> replies;
     replies.reserve(requests.size());
-    for (const Request &r : requests) {
-      auto msg = awaitReply(r, what, timeout.count() ? timeout : timeouts_.reply);
+    bool acksDrained = false;
+    auto takeReply = [&]() -> llvm::Error {
+      if (!acksDrained) {
+        if (llvm::Error err = drainAcks())
+          return err;
+        acksDrained = true;
+      }
+      auto msg = awaitReply(requests[replies.size()], what, wait);
       if (!msg)
         return msg.takeError();
       replies.push_back(std::move(*msg));
+      return llvm::Error::success();
+    };
+    for (size_t sent = 0; sent < requests.size(); ++sent) {
+      if (sent - replies.size() >= kMaxUnacked)
+        if (llvm::Error err = takeReply())
+          return err;
+      if (llvm::Error err = sendRequest(requests[sent], what, wait))
+        return err;
     }
+    while (replies.size() < requests.size())
+      if (llvm::Error err = takeReply())
+        return err;
     return replies;
   } catch (const zmq::error_t &e) {
     return makeError("{0}: ZeroMQ error while {1}: {2}", who(), what, e.what());

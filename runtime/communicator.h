@@ -120,19 +120,24 @@ private:
   llvm::Expected<std::vector<Message>> roundTrip(const std::vector<Request> &requests,
                                                  const char *what,
                                                  std::chrono::milliseconds timeout = {});
-  llvm::Error sendRequest(const Request &r, const char *what);
+  /// Sends `r`, waiting at most `timeout` (0: the reply timeout) while the pserver takes none.
+  llvm::Error sendRequest(const Request &r, const char *what,
+                          std::chrono::milliseconds timeout = {});
+  /// The frames of the next message from r's pserver, waiting at most `wait` (nullopt then).
+  llvm::Expected<std::optional<std::vector<zmq::message_t>>>
+  receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait);
   /// Waits for the reply to `r` (timeout, signals and dropped pservers end the wait).
   llvm::Expected<Message> awaitReply(const Request &r, const char *what,
                                      std::chrono::milliseconds timeout);
   /// Waits for the acknowledgements of the sends issued without waiting.
   llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);
-  /// Where a ZmtpLink reaches `endpoint`, without libzmq's I/O thread: its local IPC name, or
-  /// TCP to a numeric address; nullopt with CURVE, for a host name, or with OAR_DIRECT_LINKS=0
+  /// Where a ZmtpLink reaches `endpoint`, without libzmq's I/O thread: a pserver of this host,
+  /// at its local IPC name; nullopt with CURVE, for other hosts, or with OAR_DIRECT_LINKS=0
   /// (libzmq's DEALER then).
   std::optional<std::string> linkAddress(const std::string &endpoint) const;
   /// Sends `r` on its link, opening the link first.
-  llvm::Error sendOnLink(const Request &r, const char *what);
+  llvm::Error sendOnLink(const Request &r, const char *what, std::chrono::milliseconds timeout);
 
   /// Closes the socket to `endpoint` (replies still queued on it go with it); the next request
   /// opens a fresh one, which must say HELLO first.

@@ -6,10 +6,6 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -17,6 +13,7 @@
 #include <unistd.h>
 
 #include "ir/error.h"
+#include "runtime/signals.h"
 #include "llvm/Support/Endian.h"
 
 namespace oar::runtime {
@@ -102,65 +99,13 @@ llvm::Error ZmtpLink::fail(const llvm::Twine &why) {
   return makeError("{0}: {1}", peerName_, why.str());
 }
 
-/// A TCP connection to a numeric "host:port" ("[v6]:port" too), made within `timeout`, with
-/// Nagle's delay off as libzmq sets it; -1 and `why` when none could be made.
-static int connectTcp(llvm::StringRef hostPort, milliseconds timeout, std::string &why) {
-  auto [host, port] = hostPort.rsplit(':');
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.drop_front().drop_back();
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV; // a name lookup could wait without bound
-  addrinfo *found = nullptr;
-  if (int rc = ::getaddrinfo(host.str().c_str(), port.str().c_str(), &hints, &found)) {
-    why = ::gai_strerror(rc);
-    return -1;
-  }
-  auto deadline = Clock::now() + timeout;
-  int fd = -1;
-  for (addrinfo *a = found; a && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-      why = std::strerror(errno);
-      continue;
-    }
-    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
-    if (err == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      int ready = ::poll(&p, 1, static_cast<int>(left(deadline).count()));
-      socklen_t size = sizeof(err);
-      if (ready != 1 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &size) != 0)
-        err = ready == 0 ? ETIMEDOUT : errno;
-    }
-    int one = 1;
-    if (err == 0 && (::fcntl(fd, F_SETFL, 0) != 0 ||
-                     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0))
-      err = errno;
-    if (err != 0) {
-      why = std::strerror(err);
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  ::freeaddrinfo(found);
-  return fd;
-}
-
 llvm::Expected<std::unique_ptr<ZmtpLink>>
-ZmtpLink::connect(llvm::StringRef address, milliseconds timeout, PayloadLimit limit) {
-  if (address.startswith("tcp://")) {
-    std::string why;
-    int fd = connectTcp(address.drop_front(6), timeout, why);
-    if (fd < 0)
-      return makeError("{0}: cannot connect: {1}", address, why);
-    return greet(fd, address.str(), timeout, std::move(limit));
-  }
-  llvm::StringRef ipcAddress = address, path = address;
+ZmtpLink::connect(llvm::StringRef ipcAddress, milliseconds timeout, PayloadLimit limit) {
+  llvm::StringRef path = ipcAddress;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (!path.consume_front("ipc://") || path.empty() || path.size() >= sizeof(addr.sun_path))
-    return makeError("{0}: not an ipc:// or tcp:// address", ipcAddress);
+    return makeError("{0}: not an ipc:// address of a Unix socket", ipcAddress);
   // As libzmq names them: "@name" is "\0name" in the abstract namespace, its length counted
   // without a terminating NUL; a path keeps its NUL.
   std::memcpy(addr.sun_path, path.data(), path.size());
@@ -186,22 +131,15 @@ ZmtpLink::connect(llvm::StringRef address, milliseconds timeout, PayloadLimit li
 llvm::Expected<std::unique_ptr<ZmtpLink>>
 ZmtpLink::greet(int fd, std::string peerName, milliseconds timeout, PayloadLimit limit) {
   std::unique_ptr<ZmtpLink> link(new ZmtpLink(fd, std::move(peerName), std::move(limit)));
-  int domain = 0;
-  socklen_t domainBytes = sizeof(domain);
-  if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &domainBytes) != 0)
-    return link->fail(llvm::Twine("cannot ask the kernel what the socket is: ") +
+  ucred cred{};
+  socklen_t credBytes = sizeof(cred);
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credBytes) != 0)
+    return link->fail(llvm::Twine("cannot ask the kernel who the peer is: ") +
                       std::strerror(errno));
-  if (domain == AF_UNIX) { // a peer of this host: the kernel says whose
-    ucred cred{};
-    socklen_t credBytes = sizeof(cred);
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credBytes) != 0)
-      return link->fail(llvm::Twine("cannot ask the kernel who the peer is: ") +
-                        std::strerror(errno));
-    if (cred.uid != ::getuid())
-      return link->refuse("held by process " + llvm::Twine(cred.pid) + " of user " +
-                          llvm::Twine(cred.uid) + ", not of ours: refused");
-    link->peerPid_ = cred.pid;
-  }
+  if (cred.uid != ::getuid())
+    return link->refuse("held by process " + llvm::Twine(cred.pid) + " of user " +
+                        llvm::Twine(cred.uid) + ", not of ours: refused");
+  link->peerPid_ = cred.pid;
   timeval slice = toTimeval(kSendSlice);
   if (::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &slice, sizeof(slice)) != 0)
     return link->fail(llvm::Twine("cannot set a send timeout: ") + std::strerror(errno));
@@ -226,8 +164,9 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
   if (llvm::Error err = writeAll({{greeting, kVersionEnd}}, left(deadline), written))
     return err;
 
+  waitUntil(deadline, timeout);
   while (end_ - begin_ < kGreetingBytes) {
-    auto got = fill(left(deadline));
+    auto got = fill();
     if (!got)
       return got.takeError();
     if (!*got && Clock::now() >= deadline)
@@ -251,7 +190,7 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
     return err;
 
   for (;;) {
-    auto got = readFrame(left(deadline));
+    auto got = readFrame();
     if (!got)
       return got.takeError();
     if (*got)
@@ -263,13 +202,14 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
   current_ = Frame();
   if (!(frame.flags & kCommand))
     return fail("sent a message before its READY");
-  llvm::StringRef body(frame.body.data<char>(), frame.body.size());
+  zmq::message_t command = frame.take();
+  llvm::StringRef body(command.data<char>(), command.size());
   uint8_t nameBytes = body.empty() ? 0 : static_cast<uint8_t>(body[0]);
   if (body.size() < 1u + nameBytes)
     return fail("sent a command cut short");
   llvm::StringRef name = body.substr(1, nameBytes), data = body.substr(1 + nameBytes);
   if (name == "ERROR")
-    return refuse("refused the connection: " + data.drop_front(1));
+    return refuse("refused the connection: " + data.drop_front(std::min<size_t>(1, data.size())));
   if (name != "READY")
     return refuse("sent " + name + " where READY belongs");
   std::optional<llvm::StringRef> socketType;
@@ -291,19 +231,25 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
   return llvm::Error::success();
 }
 
-void ZmtpLink::setReceiveTimeout(milliseconds timeout) {
-  int ms = static_cast<int>(std::min<int64_t>(timeout.count(), INT32_MAX));
-  if (ms == receiveTimeoutMs_)
-    return;
-  timeval tv = toTimeval(milliseconds(ms));
-  if (::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
-    receiveTimeoutMs_ = ms;
+void ZmtpLink::waitUntil(Clock::time_point deadline, milliseconds slice) {
+  deadline_ = deadline;
+  slice_ = slice;
 }
 
-llvm::Expected<size_t> ZmtpLink::readInto(uint8_t *dst, size_t bytes, milliseconds timeout) {
-  int flags = timeout.count() > 0 ? 0 : MSG_DONTWAIT; // SO_RCVTIMEO 0 would wait for ever
-  if (flags == 0)
-    setReceiveTimeout(timeout);
+llvm::Expected<size_t> ZmtpLink::readInto(uint8_t *dst, size_t bytes) {
+  // Blocking, with the socket's receive timeout as the longest wait, until the call's deadline
+  // (SO_RCVTIMEO of 0 would wait for ever); past it only what has arrived.
+  int flags = MSG_DONTWAIT;
+  int sliceMs = static_cast<int>(std::min<int64_t>(slice_.count(), INT32_MAX));
+  if (sliceMs > 0 && Clock::now() < deadline_) {
+    if (sliceMs != receiveTimeoutMs_) { // set once for the usual fixed slice
+      timeval tv = toTimeval(milliseconds(sliceMs));
+      if (::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+        return fail(llvm::Twine("cannot set a receive timeout: ") + std::strerror(errno));
+      receiveTimeoutMs_ = sliceMs;
+    }
+    flags = 0;
+  }
   ssize_t n = ::recv(fd_, dst, bytes, flags);
   if (n > 0)
     return static_cast<size_t>(n);
@@ -320,7 +266,7 @@ llvm::Expected<size_t> ZmtpLink::readInto(uint8_t *dst, size_t bytes, millisecon
   return fail(llvm::Twine("cannot read: ") + std::strerror(errno));
 }
 
-llvm::Expected<bool> ZmtpLink::fill(milliseconds timeout) {
+llvm::Expected<bool> ZmtpLink::fill() {
   if (begin_ == end_) {
     begin_ = end_ = 0;
   } else if (end_ == buffer_.size()) { // a frame's head straddles the end
@@ -328,63 +274,112 @@ llvm::Expected<bool> ZmtpLink::fill(milliseconds timeout) {
     end_ -= begin_;
     begin_ = 0;
   }
-  auto n = readInto(buffer_.data() + end_, buffer_.size() - end_, timeout);
+  auto n = readInto(buffer_.data() + end_, buffer_.size() - end_);
   if (!n)
     return n.takeError();
   end_ += *n;
   return *n > 0;
 }
 
-llvm::Expected<bool> ZmtpLink::readFrame(milliseconds timeout) {
+llvm::MutableArrayRef<uint8_t> ZmtpLink::Frame::space() {
+  if (!grown)
+    return {body.data<uint8_t>() + filled, body.size() - filled};
+  if (filled == capacity) { // doubles: a large realloc moves pages (mremap), not bytes
+    size_t more = static_cast<size_t>(std::min<uint64_t>(size, 2 * uint64_t(capacity)));
+    auto *bigger = static_cast<uint8_t *>(std::realloc(grown.get(), more));
+    if (!bigger)
+      return {};
+    (void)grown.release();
+    grown.reset(bigger);
+    capacity = more;
+  }
+  return {grown.get() + filled, capacity - filled};
+}
+
+zmq::message_t ZmtpLink::Frame::take() {
+  if (!grown)
+    return std::move(body);
+  return zmq::message_t(
+      grown.release(), static_cast<size_t>(size), [](void *data, void *) { std::free(data); },
+      nullptr);
+}
+
+llvm::Expected<bool> ZmtpLink::startFrame() {
+  size_t have = end_ - begin_;
+  const uint8_t *head = buffer_.data() + begin_;
+  if (have < 2 || have < ((head[0] & kLong) ? 9u : 2u))
+    return false;
+  uint8_t flags = head[0];
+  uint64_t size = (flags & kLong) ? llvm::support::endian::read64be(head + 1) : head[1];
+  begin_ += (flags & kLong) ? 9 : 2;
+  if (flags & ~(kMore | kLong | kCommand))
+    return fail("sent a frame with unknown flags " + llvm::Twine(int(flags)));
+  uint64_t limit = kMaxHeaderFrame;
+  if (flags & kCommand) {
+    limit = kMaxCommandBytes;
+    if (flags & kMore)
+      return fail("sent a command marked as followed by more frames");
+  } else if (message_.size() >= 2) {
+    return fail("sent a message of more than two frames (an oar header and its payload)");
+  } else if (message_.size() == 1 && size > kUncheckedPayloadBytes) {
+    // Allocated only when the header announced it (or it is small).
+    std::optional<uint64_t> announced =
+        payloadLimit_ ? payloadLimit_(message_[0]) : std::optional<uint64_t>(limit);
+    limit = announced.value_or(0);
+  }
+  if (size > limit)
+    return fail("announced a frame of " + llvm::Twine(size) + " bytes where at most " +
+                llvm::Twine(limit) + " belong");
+  Frame &f = current_;
+  f = Frame();
+  f.started = true;
+  f.flags = flags;
+  f.size = size;
+  if (size <= kEagerFrameBytes) {
+    try {
+      f.body = zmq::message_t(static_cast<size_t>(size));
+    } catch (const zmq::error_t &e) {
+      return fail("announced a frame of " + llvm::Twine(size) + " bytes: " + e.what());
+    }
+  } else { // memory as its bytes arrive: an announcement alone takes none
+    f.capacity = size_t(1) << 20;
+    f.grown.reset(static_cast<uint8_t *>(std::malloc(f.capacity)));
+    if (!f.grown)
+      return fail("cannot allocate memory for a frame");
+  }
+  return true;
+}
+
+llvm::Expected<bool> ZmtpLink::readFrame() {
   Frame &f = current_;
   while (!f.started) {
-    size_t have = end_ - begin_;
-    const uint8_t *head = buffer_.data() + begin_;
-    if (have >= 2 && have >= ((head[0] & kLong) ? 9u : 2u)) {
-      uint8_t flags = head[0];
-      uint64_t size = (flags & kLong) ? llvm::support::endian::read64be(head + 1) : head[1];
-      begin_ += (flags & kLong) ? 9 : 2;
-      if (flags & ~(kMore | kLong | kCommand))
-        return fail("sent a frame with unknown flags " + llvm::Twine(int(flags)));
-      uint64_t limit = kMaxHeaderFrame;
-      if (flags & kCommand) {
-        limit = kMaxCommandBytes;
-        if (flags & kMore)
-          return fail("sent a command marked as followed by more frames");
-      } else if (message_.size() >= 2) {
-        return fail("sent a message of more than two frames (an oar header and its payload)");
-      } else if (message_.size() == 1 && size > kUncheckedPayloadBytes) {
-        // Allocated only when the header announced it (or it is small).
-        std::optional<uint64_t> announced =
-            payloadLimit_ ? payloadLimit_(message_[0]) : std::optional<uint64_t>(limit);
-        limit = announced.value_or(0);
-      }
-      if (size > limit)
-        return fail("announced a frame of " + llvm::Twine(size) + " bytes where at most " +
-                    llvm::Twine(limit) + " belong");
-      f.started = true;
-      f.flags = flags;
-      f.body = zmq::message_t(static_cast<size_t>(size));
-      f.filled = 0;
+    auto started = startFrame();
+    if (!started)
+      return started.takeError();
+    if (*started)
       break;
-    }
-    auto got = fill(timeout);
+    auto got = fill();
     if (!got || !*got)
       return got;
   }
   for (;;) {
-    size_t need = f.body.size() - f.filled;
-    size_t take = std::min(need, end_ - begin_);
-    std::memcpy(f.body.data<uint8_t>() + f.filled, buffer_.data() + begin_, take);
-    begin_ += take;
-    f.filled += take;
-    need -= take;
+    size_t need = static_cast<size_t>(f.size - f.filled);
     if (need == 0)
       return true;
+    llvm::MutableArrayRef<uint8_t> space = f.space();
+    if (space.empty())
+      return fail("cannot allocate memory for a frame of " + llvm::Twine(f.size) + " bytes");
+    size_t take = std::min({need, space.size(), end_ - begin_});
+    if (take > 0) {
+      std::memcpy(space.data(), buffer_.data() + begin_, take);
+      begin_ += take;
+      f.filled += take;
+      continue;
+    }
     // The buffer is empty: a large rest goes straight into the frame, a small one through the
     // buffer (which may bring the next frame's head with it).
-    if (need >= kBufferBytes / 2) {
-      auto n = readInto(f.body.data<uint8_t>() + f.filled, need, timeout);
+    if (std::min(need, space.size()) >= kBufferBytes / 2) {
+      auto n = readInto(space.data(), std::min(need, space.size()));
       if (!n)
         return n.takeError();
       if (*n == 0)
@@ -392,7 +387,7 @@ llvm::Expected<bool> ZmtpLink::readFrame(milliseconds timeout) {
       f.filled += *n;
       continue;
     }
-    auto got = fill(timeout);
+    auto got = fill();
     if (!got || !*got)
       return got;
   }
@@ -431,14 +426,14 @@ llvm::Error ZmtpLink::writeAll(std::vector<iovec> iov, milliseconds timeout, siz
     msg.msg_iovlen = iov.size() - first;
     ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-        if (Clock::now() < deadline) // the send timeout is a slice of ours
-          continue;
-        return makeError("{0}: did not take a message in {1} ms", peerName_, timeout.count());
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        if (errno == EPIPE || errno == ECONNRESET)
+          peerClosed_ = true;
+        return fail(llvm::Twine("cannot write: ") + std::strerror(errno));
       }
-      if (errno == EPIPE || errno == ECONNRESET)
-        peerClosed_ = true;
-      return fail(llvm::Twine("cannot write: ") + std::strerror(errno));
+      if (stopRequested())
+        return makeError("{0}: stopped by signal while writing", peerName_);
+      n = 0;
     }
     written += static_cast<size_t>(n);
     for (size_t done = static_cast<size_t>(n); first < iov.size(); ++first) {
@@ -449,6 +444,10 @@ llvm::Error ZmtpLink::writeAll(std::vector<iovec> iov, milliseconds timeout, siz
       }
       done -= iov[first].iov_len;
     }
+    // Each send waits at most its slice (SO_SNDTIMEO): a peer that takes a little at a time
+    // still meets the deadline.
+    if (first < iov.size() && Clock::now() >= deadline)
+      return makeError("{0}: did not take a message in {1} ms", peerName_, timeout.count());
   }
   return llvm::Error::success();
 }
@@ -476,8 +475,9 @@ llvm::Error ZmtpLink::send(llvm::ArrayRef<llvm::ArrayRef<uint8_t>> frames, milli
 llvm::Expected<std::optional<std::vector<zmq::message_t>>> ZmtpLink::receive(milliseconds timeout) {
   if (broken_)
     return makeError("{0}: the connection is {1}", peerName_, peerClosed_ ? "closed" : "broken");
+  waitUntil(Clock::now() + timeout, timeout);
   for (;;) {
-    auto got = readFrame(timeout);
+    auto got = readFrame();
     if (!got)
       return got.takeError();
     if (!*got)
@@ -485,11 +485,11 @@ llvm::Expected<std::optional<std::vector<zmq::message_t>>> ZmtpLink::receive(mil
     Frame frame = std::move(current_);
     current_ = Frame();
     if (frame.flags & kCommand) {
-      if (llvm::Error err = onCommand(frame.body))
+      if (llvm::Error err = onCommand(frame.take()))
         return err;
       continue;
     }
-    message_.push_back(std::move(frame.body));
+    message_.push_back(frame.take());
     if (!(frame.flags & kMore)) {
       std::vector<zmq::message_t> done = std::move(message_);
       message_.clear();
