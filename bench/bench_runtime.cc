@@ -3,7 +3,8 @@
 // (batch 128 per trainer) with 1 trainer + 1 pserver and 2 trainers + 2 pservers, against the
 // single-machine executor. Trainers and pservers run as threads of this process, or for push/pull
 // also in two processes (--processes). Beside each push/pull figure stands plain ZeroMQ over the
-// same transport: the limit (bench/raw_zmq.h).
+// same transport (bench/raw_zmq.h): the limit of libzmq's DEALER (OAR_DIRECT_LINKS=0); a
+// trainer's direct link skips its I/O thread, which plain ZeroMQ keeps (docs/runtime.md).
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -137,7 +138,8 @@ struct PushPullPlan {
 
 /// Both ends of a measurement: the serving ends (declared first, so they go last), the trainer's
 /// communicator, connected, and then the raw client. That order of their ZeroMQ I/O threads is
-/// what bench/placement.sh relies on to tell them apart.
+/// what bench/placement.sh relies on to tell them apart (the communicator has none over a direct
+/// link, docs/runtime.md).
 struct PushPullEnds {
   PushPullEnds(const PushPullPlan &p, int64_t bytes, bool processes)
       : serving(p.pserver(), p.rawEndpoint, bytes, processes),

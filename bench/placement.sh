@@ -1,6 +1,7 @@
 #!/bin/bash
-# What a pull costs by where its four threads run: the trainer's, its ZeroMQ I/O thread, the
-# pserver's and the pserver's I/O thread (raw ZeroMQ: its client, echo and their I/O threads).
+# What a pull costs by where its threads run: the trainer's, its ZeroMQ I/O thread (none over a
+# direct link), the pserver's and the pserver's I/O thread (raw ZeroMQ: its client, echo and
+# their I/O threads).
 # Each side runs alone (`bench_runtime pull-latency`); once every thread exists the bench waits,
 # this script pins each thread to a core with taskset, and only then the timed turns start.
 # Usage: bench/placement.sh [BYTES] (default 65536), from a build in build/.
@@ -41,14 +42,18 @@ run() {
     local server tio sio sapp c1 c2 c3 c4
     server=$(cat /proc/"$trainer"/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | head -1) ||
       fail "no pserver process"
-    # The trainer's process makes the Communicator's I/O thread before the raw client's; the
-    # pserver's process starts the raw echo (its I/O thread, then its thread) before the pserver.
-    if [ "$(threads "$trainer" ZMQbg/IO/0 | wc -l)" != 2 ] ||
+    # The trainer's process makes the Communicator's I/O thread before the raw client's, or none
+    # over a direct link (docs/runtime.md; OAR_DIRECT_LINKS=0 brings it back); the pserver's
+    # process starts the raw echo (its I/O thread, then its thread) before the pserver.
+    local trainerIo
+    trainerIo=$(threads "$trainer" ZMQbg/IO/0 | wc -l)
+    if { [ "$trainerIo" != 1 ] && [ "$trainerIo" != 2 ]; } ||
       [ "$(threads "$server" ZMQbg/IO/0 | wc -l)" != 2 ]; then
-      fail "expected two ZeroMQ I/O threads in each process"
+      fail "expected one or two ZeroMQ I/O threads in the trainer's process, two in the pserver's"
     fi
     if [ "$side" = oar ]; then
-      tio=$(threads "$trainer" ZMQbg/IO/0 | head -1)
+      tio=""
+      [ "$trainerIo" = 2 ] && tio=$(threads "$trainer" ZMQbg/IO/0 | head -1)
       sio=$(threads "$server" ZMQbg/IO/0 | tail -1)
       sapp=$server
     else
@@ -57,8 +62,9 @@ run() {
       sapp=$(threads "$server" bench_runtime | grep -vx "$server" | head -1)
     fi
     read -r c1 c2 c3 c4 <<<"$cores"
-    for pin in "$c1 $trainer" "$c2 $tio" "$c3 $sapp" "$c4 $sio"; do
+    for pin in "$c1 $trainer" "$c2 ${tio:-none}" "$c3 $sapp" "$c4 $sio"; do
       read -r core tid <<<"$pin"
+      [ "$tid" = none ] && continue # a direct link: the trainer has no I/O thread to place
       if [ -z "$tid" ] || ! taskset -p -c "$core" "$tid" >/dev/null; then
         fail "cannot pin thread '$tid'"
       fi
