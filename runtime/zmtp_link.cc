@@ -62,6 +62,17 @@ std::string property(llvm::StringRef name, llvm::StringRef value) {
   return p + value.str();
 }
 
+/// A command's name and data (its body: the name's length, the name, the data); nullopt when
+/// the body is shorter than its name says.
+std::optional<std::pair<llvm::StringRef, llvm::StringRef>>
+commandParts(const zmq::message_t &command) {
+  llvm::StringRef body(command.data<char>(), command.size());
+  size_t nameBytes = body.empty() ? 0 : static_cast<uint8_t>(body[0]);
+  if (body.size() < 1 + nameBytes)
+    return std::nullopt;
+  return std::make_pair(body.substr(1, nameBytes), body.substr(1 + nameBytes));
+}
+
 /// A frame's flags and size, as they precede its body (1 + 1 or 1 + 8 bytes).
 size_t frameHead(uint8_t flags, uint64_t size, uint8_t *out) {
   if (size <= 255) {
@@ -203,11 +214,10 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
   if (!(frame.flags & kCommand))
     return fail("sent a message before its READY");
   zmq::message_t command = frame.take();
-  llvm::StringRef body(command.data<char>(), command.size());
-  uint8_t nameBytes = body.empty() ? 0 : static_cast<uint8_t>(body[0]);
-  if (body.size() < 1u + nameBytes)
+  auto parts = commandParts(command);
+  if (!parts)
     return fail("sent a command cut short");
-  llvm::StringRef name = body.substr(1, nameBytes), data = body.substr(1 + nameBytes);
+  auto [name, data] = *parts;
   if (name == "ERROR")
     return refuse("refused the connection: " + data.drop_front(std::min<size_t>(1, data.size())));
   if (name != "READY")
@@ -394,11 +404,10 @@ llvm::Expected<bool> ZmtpLink::readFrame() {
 }
 
 llvm::Error ZmtpLink::onCommand(const zmq::message_t &body) {
-  llvm::StringRef b(body.data<char>(), body.size());
-  uint8_t nameBytes = b.empty() ? 0 : static_cast<uint8_t>(b[0]);
-  if (b.size() < 1u + nameBytes)
+  auto parts = commandParts(body);
+  if (!parts)
     return fail("sent a command cut short");
-  llvm::StringRef name = b.substr(1, nameBytes), data = b.substr(1 + nameBytes);
+  auto [name, data] = *parts;
   if (name == "PONG")
     return llvm::Error::success();
   if (name == "PING") { // a 2-byte TTL, then a context that the PONG returns
