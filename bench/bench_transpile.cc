@@ -1,6 +1,7 @@
 // Transpile-time benchmark: a program with 1,000 parameters of mixed shapes (500 fc layers of
 // random widths, Adam) over 16 endpoints. Prints the time of transpile() and of writing files.
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -9,8 +10,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
-int main() {
+int main(int argc, char **argv) {
   llvm::ExitOnError exitOnErr("bench_transpile: ");
+  // `bench_transpile [ROUNDS]`: more rounds (default 5) for a profile of transpile() alone.
+  int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
   oar::ModelBuilder m;
   std::mt19937_64 rng(7);
   std::string h = m.data("x", {64});
@@ -23,7 +26,7 @@ int main() {
     config.pservers.push_back("10.0.0." + std::to_string(i + 1) + ":6170");
   double best = 1e9, first = 0;
   oar::TranspileResult result;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     auto start = std::chrono::steady_clock::now();
     oar::TranspileResult r = exitOnErr(oar::transpile(m.main(), m.startup(), config));
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -36,9 +39,9 @@ int main() {
   for (const auto &p : result.plan.params)
     blocks += p.blocks.size();
   llvm::outs() << llvm::formatv("machine: {0} cores\ntranspile of {1} params ({2} blocks) over {3} "
-                                "endpoints, {4} ops: best of 5 = {5:f3} s (first round {6:f3} s)\n",
+                                "endpoints, {4} ops: best of {7} = {5:f3} s (first round {6:f3} s)\n",
                                 std::thread::hardware_concurrency(), result.plan.params.size(),
                                 blocks, config.pservers.size(), m.main().blocks(0).ops_size(),
-                                best, first);
+                                best, first, rounds);
   return 0;
 }
