@@ -28,14 +28,18 @@ Communicator::~Communicator() {
   }
 }
 
-std::optional<std::string> Communicator::linkAddress(const std::string &endpoint) const {
-  // CURVE is libzmq's: a link speaks the NULL mechanism only.
-  const char *env = std::getenv("OAR_DIRECT_LINKS");
-  if ((env && std::strcmp(env, "0") == 0) || curve_.enabled())
-    return std::nullopt;
-  // A pserver of this host only: between hosts libzmq's I/O thread overlaps a large send with
-  // the trainer's compute, where a link would write it on the trainer's thread.
-  return localIpcAddress(endpoint);
+const std::string *Communicator::linkAddress(const std::string &endpoint) {
+  // Asked on every send and receive: the answer for an endpoint is worked out once.
+  auto [it, fresh] = linkAddresses_.try_emplace(endpoint);
+  if (fresh) {
+    // CURVE is libzmq's: a link speaks the NULL mechanism only. A pserver of this host only:
+    // between hosts libzmq's I/O thread overlaps a large send with the trainer's compute, where
+    // a link would write it on the trainer's thread.
+    const char *env = std::getenv("OAR_DIRECT_LINKS");
+    if (!(env && std::strcmp(env, "0") == 0) && !curve_.enabled())
+      it->second = localIpcAddress(endpoint);
+  }
+  return it->second ? &*it->second : nullptr;
 }
 
 size_t Communicator::linkedPservers() const {
@@ -69,8 +73,7 @@ llvm::Error Communicator::sendOnLink(const Request &r, const char *what,
     c.link = std::move(*link);
   }
   EncodedMessage m = encodeMessage(r.header, r.tensor);
-  llvm::SmallVector<llvm::ArrayRef<uint8_t>, 2> frames{
-      {reinterpret_cast<const uint8_t *>(m.header.data()), m.header.size()}};
+  llvm::SmallVector<llvm::ArrayRef<uint8_t>, 2> frames{{m.header.data<uint8_t>(), m.header.size()}};
   if (!m.payload.empty())
     frames.push_back(m.payload);
   if (llvm::Error err = c.link->send(frames, timeout))
@@ -202,24 +205,24 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what,
                                       std::chrono::milliseconds timeout) {
   if (timeout.count() == 0)
     timeout = timeouts_.reply;
-  if (linkAddress(r.endpoint)) {
-    if (llvm::Error err = sendOnLink(r, what, timeout))
-      return err;
-    highestStepSent_ = std::max(highestStepSent_, r.header.step());
-    if (r.header.kind() == proto::COMPLETE) // from now on it may leave
-      connections_[r.endpoint].completed = true;
-    return llvm::Error::success();
-  }
+  if (llvm::Error err =
+          linkAddress(r.endpoint) ? sendOnLink(r, what, timeout) : sendOnSocket(r, what, timeout))
+    return err;
+  highestStepSent_ = std::max(highestStepSent_, r.header.step());
+  if (r.header.kind() == proto::COMPLETE) // from now on it may leave
+    connections_[r.endpoint].completed = true;
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::sendOnSocket(const Request &r, const char *what,
+                                       std::chrono::milliseconds timeout) {
   zmq::socket_t &s = socketFor(r.endpoint);
-  // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the reply
-  // timeout so a pserver that stopped reading is reported, not waited for forever.
+  // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the timeout
+  // so a pserver that stopped reading is reported, not waited for forever.
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     try {
       sendMessage(s, r.header, r.tensor);
-      highestStepSent_ = std::max(highestStepSent_, r.header.step());
-      if (r.header.kind() == proto::COMPLETE) // from now on it may leave
-        connections_[r.endpoint].completed = true;
       return llvm::Error::success();
     } catch (const zmq::error_t &e) {
       if (e.num() != EAGAIN || std::chrono::steady_clock::now() > deadline || stopRequested())

@@ -133,11 +133,13 @@ private:
   llvm::Error drainAcks();
   zmq::socket_t &socketFor(const std::string &endpoint);
   /// Where a ZmtpLink reaches `endpoint`, without libzmq's I/O thread: a pserver of this host,
-  /// at its local IPC name; nullopt with CURVE, for other hosts, or with OAR_DIRECT_LINKS=0
+  /// at its local IPC name; null with CURVE, for other hosts, or with OAR_DIRECT_LINKS=0
   /// (libzmq's DEALER then).
-  std::optional<std::string> linkAddress(const std::string &endpoint) const;
+  const std::string *linkAddress(const std::string &endpoint);
   /// Sends `r` on its link, opening the link first.
   llvm::Error sendOnLink(const Request &r, const char *what, std::chrono::milliseconds timeout);
+  /// Sends `r` on its libzmq DEALER, retrying while its queue is full.
+  llvm::Error sendOnSocket(const Request &r, const char *what, std::chrono::milliseconds timeout);
 
   /// Closes the socket to `endpoint` (replies still queued on it go with it); the next request
   /// opens a fresh one, which must say HELLO first.
@@ -182,6 +184,7 @@ private:
   bool lastRefusalWasRollback_ = false;
   zmq::context_t context_;
   std::map<std::string, Connection> connections_;
+  llvm::StringMap<std::optional<std::string>> linkAddresses_; ///< linkAddress's answers
   std::vector<Request> unacked_; ///< sends whose acknowledgement is still to be read
   /// Payloads a pserver may still read from our memory after we stopped waiting for its
   /// acknowledgement: freed, their memory could hold other bytes by the time it reads.

@@ -52,10 +52,11 @@ void describeTensor(proto::MsgHeader &h, const Tensor &t);
 /// reads them from this process; landed: they are in the receiver's memory already) goes alone.
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more = false);
-/// What sendMessage sends, for a sender that writes the frames itself (ZmtpLink): the header's
-/// bytes (describing the tensor) and the tensor's bytes, empty when the header goes alone.
+/// What sendMessage sends, also for a sender that writes the frames itself (ZmtpLink): the
+/// header's frame (describing the tensor) and the tensor's bytes, empty when the header goes
+/// alone.
 struct EncodedMessage {
-  std::string header;
+  zmq::message_t header;
   llvm::ArrayRef<uint8_t> payload; ///< the tensor's own buffer: valid while the tensor is
 };
 EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tensor);

@@ -14,6 +14,7 @@
 
 #include "ir/error.h"
 #include "runtime/signals.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 
 namespace oar::runtime {
@@ -168,11 +169,11 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
       command("READY", property("Socket-Type", "DEALER") + property("Identity", ""));
   uint8_t readyHead[9];
   size_t readyHeadBytes = frameHead(kCommand, ready.size(), readyHead);
-  size_t written = 0;
   // The signature and major version first, as libzmq does: a peer sends its mechanism only
   // after seeing them, and closes on one it does not serve, so ours goes only after we saw its.
   constexpr size_t kVersionEnd = 11;
-  if (llvm::Error err = writeAll({{greeting, kVersionEnd}}, left(deadline), written))
+  iovec version[] = {{greeting, kVersionEnd}};
+  if (llvm::Error err = writeAll(version, left(deadline)))
     return err;
 
   waitUntil(deadline, timeout);
@@ -194,10 +195,10 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
                       "needs --curve-server-key",
                   mechanism == "CURVE");
   begin_ += kGreetingBytes;
-  if (llvm::Error err = writeAll({{greeting + kVersionEnd, kGreetingBytes - kVersionEnd},
-                                  {readyHead, readyHeadBytes},
-                                  {ready.data(), ready.size()}},
-                                 left(deadline), written))
+  iovec rest[] = {{greeting + kVersionEnd, kGreetingBytes - kVersionEnd},
+                  {readyHead, readyHeadBytes},
+                  {ready.data(), ready.size()}};
+  if (llvm::Error err = writeAll(rest, left(deadline)))
     return err;
 
   for (;;) {
@@ -209,8 +210,7 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
     if (Clock::now() >= deadline)
       return fail("no READY in " + llvm::Twine(timeout.count()) + " ms");
   }
-  Frame frame = std::move(current_);
-  current_ = Frame();
+  Frame frame = takeFrame();
   if (!(frame.flags & kCommand))
     return fail("sent a message before its READY");
   zmq::message_t command = frame.take();
@@ -306,6 +306,12 @@ llvm::MutableArrayRef<uint8_t> ZmtpLink::Frame::space() {
   return {grown.get() + filled, capacity - filled};
 }
 
+ZmtpLink::Frame ZmtpLink::takeFrame() {
+  Frame done = std::move(current_);
+  current_ = Frame(); // a moved-from frame still says it started
+  return done;
+}
+
 zmq::message_t ZmtpLink::Frame::take() {
   if (!grown)
     return std::move(body);
@@ -341,7 +347,6 @@ llvm::Expected<bool> ZmtpLink::startFrame() {
     return fail("announced a frame of " + llvm::Twine(size) + " bytes where at most " +
                 llvm::Twine(limit) + " belong");
   Frame &f = current_;
-  f = Frame();
   f.started = true;
   f.flags = flags;
   f.size = size;
@@ -414,21 +419,22 @@ llvm::Error ZmtpLink::onCommand(const zmq::message_t &body) {
     std::string pong = command("PONG", data.drop_front(std::min<size_t>(2, data.size())));
     uint8_t head[9];
     size_t headBytes = frameHead(kCommand, pong.size(), head);
-    size_t written = 0;
-    llvm::Error err =
-        writeAll({{head, headBytes}, {pong.data(), pong.size()}}, kSendSlice, written);
-    if (err && written > 0)
-      broken_ = true;
-    return err;
+    iovec iov[] = {{head, headBytes}, {pong.data(), pong.size()}};
+    return writeAll(iov, kSendSlice);
   }
   if (name == "ERROR")
     return fail("ended the connection: " + data.drop_front(std::min<size_t>(1, data.size())));
   return fail("sent an unknown command '" + name + "'");
 }
 
-llvm::Error ZmtpLink::writeAll(std::vector<iovec> iov, milliseconds timeout, size_t &written) {
+llvm::Error ZmtpLink::writeAll(llvm::MutableArrayRef<iovec> iov, milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  size_t first = 0;
+  size_t first = 0, written = 0;
+  // A message cut off part way leaves the stream unreadable for the peer: the link is broken.
+  auto failed = [&](llvm::Error err) {
+    broken_ |= written > 0;
+    return err;
+  };
   while (first < iov.size()) {
     msghdr msg{};
     msg.msg_iov = iov.data() + first;
@@ -441,7 +447,7 @@ llvm::Error ZmtpLink::writeAll(std::vector<iovec> iov, milliseconds timeout, siz
         return fail(llvm::Twine("cannot write: ") + std::strerror(errno));
       }
       if (stopRequested())
-        return makeError("{0}: stopped by signal while writing", peerName_);
+        return failed(makeError("{0}: stopped by signal while writing", peerName_));
       n = 0;
     }
     written += static_cast<size_t>(n);
@@ -456,7 +462,7 @@ llvm::Error ZmtpLink::writeAll(std::vector<iovec> iov, milliseconds timeout, siz
     // Each send waits at most its slice (SO_SNDTIMEO): a peer that takes a little at a time
     // still meets the deadline.
     if (first < iov.size() && Clock::now() >= deadline)
-      return makeError("{0}: did not take a message in {1} ms", peerName_, timeout.count());
+      return failed(makeError("{0}: did not take a message in {1} ms", peerName_, timeout.count()));
   }
   return llvm::Error::success();
 }
@@ -464,9 +470,9 @@ llvm::Error ZmtpLink::writeAll(std::vector<iovec> iov, milliseconds timeout, siz
 llvm::Error ZmtpLink::send(llvm::ArrayRef<llvm::ArrayRef<uint8_t>> frames, milliseconds timeout) {
   if (broken_)
     return makeError("{0}: the connection is broken", peerName_);
-  std::vector<std::array<uint8_t, 9>> heads(frames.size());
-  std::vector<iovec> iov;
-  iov.reserve(2 * frames.size());
+  // An oar message is a header and at most a payload: no allocation on this path.
+  llvm::SmallVector<std::array<uint8_t, 9>, 2> heads(frames.size());
+  llvm::SmallVector<iovec, 4> iov;
   for (size_t i = 0; i < frames.size(); ++i) {
     uint8_t flags = i + 1 < frames.size() ? kMore : 0;
     size_t headBytes = frameHead(flags, frames[i].size(), heads[i].data());
@@ -474,11 +480,7 @@ llvm::Error ZmtpLink::send(llvm::ArrayRef<llvm::ArrayRef<uint8_t>> frames, milli
     if (!frames[i].empty())
       iov.push_back({const_cast<uint8_t *>(frames[i].data()), frames[i].size()});
   }
-  size_t written = 0;
-  llvm::Error err = writeAll(std::move(iov), timeout, written);
-  if (err && written > 0)
-    broken_ = true;
-  return err;
+  return writeAll(iov, timeout);
 }
 
 llvm::Expected<std::optional<std::vector<zmq::message_t>>> ZmtpLink::receive(milliseconds timeout) {
@@ -491,8 +493,7 @@ llvm::Expected<std::optional<std::vector<zmq::message_t>>> ZmtpLink::receive(mil
       return got.takeError();
     if (!*got)
       return std::nullopt;
-    Frame frame = std::move(current_);
-    current_ = Frame();
+    Frame frame = takeFrame();
     if (frame.flags & kCommand) {
       if (llvm::Error err = onCommand(frame.take()))
         return err;

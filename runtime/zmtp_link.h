@@ -105,9 +105,8 @@ private:
   llvm::Expected<bool> fill();
   /// Reads into `dst` (at most `bytes`) straight from the socket: the count, 0 when nothing.
   llvm::Expected<size_t> readInto(uint8_t *dst, size_t bytes);
-  /// Writes all of `iov` by `timeout`; `written` counts what went.
-  llvm::Error writeAll(std::vector<struct iovec> iov, std::chrono::milliseconds timeout,
-                       size_t &written);
+  /// Writes all of `iov` (advancing it) by `timeout`; one cut off part way breaks the link.
+  llvm::Error writeAll(llvm::MutableArrayRef<struct iovec> iov, std::chrono::milliseconds timeout);
   /// The next whole frame (a command or a message frame) into current_; false when it has not
   /// all arrived in time.
   llvm::Expected<bool> readFrame();
@@ -146,6 +145,8 @@ private:
     /// Its body as a message, once all of it arrived.
     zmq::message_t take();
   } current_;
+  /// The frame read last, leaving current_ fresh for the next.
+  Frame takeFrame();
   std::vector<zmq::message_t> message_; ///< the frames of the message being read
 };
 
