@@ -284,6 +284,11 @@ VarTable::VarTable(proto::Block &block) : block_(block) {
     index_[v.name()] = &v;
 }
 
+void VarTable::reserve(size_t more) {
+  index_.reserve(index_.size() + more);
+  block_.mutable_vars()->Reserve(block_.vars_size() + static_cast<int>(more));
+}
+
 proto::Var &VarTable::declare(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> dims) {
   proto::Var *v = index_.lookup(name);
   if (!v) {

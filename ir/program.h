@@ -105,6 +105,9 @@ class VarTable {
 public:
   explicit VarTable(proto::Block &block);
   proto::Var *find(llvm::StringRef name) const { return index_.lookup(name); }
+  /// Makes room for `more` new vars, so that a builder that knows how many it adds does not
+  /// regrow the table (which hashes every name again) or the block's var list.
+  void reserve(size_t more);
   /// Adds (or retypes) a dense var, like declareVar().
   proto::Var &declare(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> dims);
 

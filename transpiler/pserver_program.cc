@@ -157,6 +157,18 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
              proto::DIST);
 }
 
+/// The sum over the blocks placed on endpoint `index` of `perBlock` of the block's param: what
+/// a builder declares there, known before it starts.
+template <typename PerBlock>
+size_t blocksHere(const DistributePlan &plan, size_t index, PerBlock perBlock) {
+  size_t n = 0;
+  for (const ParamPlan &p : plan.params)
+    for (const VarBlock &b : p.blocks)
+      if (b.endpointIndex == index)
+        n += perBlock(p);
+  return n;
+}
+
 } // namespace
 
 void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program &out) {
@@ -166,6 +178,12 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
   out = newProgram();
   proto::Block &root = *out.mutable_blocks(0);
   VarTable vars(root);
+  // Per block here: the param's block, its grad and the trainers' copies of it, and its
+  // optimizer state.
+  vars.reserve(blocksHere(plan, index, [&](const ParamPlan &p) {
+    return 2 + (mode == "sync" ? static_cast<size_t>(trainers) : 0) +
+           p.optimizer.paramShaped.size() + p.optimizer.perParam.size();
+  }));
   std::vector<std::string> gradToBlock, paramBlocks, blockParams;
   std::vector<int64_t> optimizeBlocks, blockRowBegin;
 
@@ -227,6 +245,9 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
   out = newProgram();
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
+  vars.reserve(blocksHere(plan, index, [](const ParamPlan &p) {
+    return 1 + p.optimizer.paramShaped.size() + p.optimizer.perParam.size();
+  }));
   llvm::DenseSet<llvm::StringRef> emitted; // shared state already initialised; views the plan
 
   auto writerOf = [&](llvm::StringRef var) -> llvm::Expected<const proto::Op *> {
