@@ -6,9 +6,17 @@
 # trainer, on Fashion-MNIST's 60k training images (Debian's dataset-fashion-mnist).
 #
 # Aggregate samples/s sums each trainer's rate over its steps after the first (its summary
-# line). Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH]   (after scripts/setup.sh)
+# line). Comparisons between oar's settings take, for each turn, the ratio of two launches run
+# one after the other, and print the median of those ratios over the turns: a launch varies by
+# up to 10% from the next on a shared machine, in spells that last longer than one launch, so
+# neighbours in time compare more fairly than the best of each setting over the whole run.
+# Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH] [EPOCHS] [TURNS]   (after scripts/setup.sh)
+# EPOCHS (default 3) is the length of each oar launch: 3 epochs are about 700 steps per
+# trainer, several seconds. TURNS (default 5) is how many times each setting runs.
 set -euo pipefail
 torchSteps=${1:-200}
+epochs=${2:-3}
+turns=${3:-5}
 # oar's defaults are what this measures; an OMP_NUM_THREADS of the caller's would set every
 # node's threads instead.
 unset OMP_NUM_THREADS
@@ -20,7 +28,7 @@ work=$(mktemp -d /tmp/oar-dist-mlp.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 files=$data/train-images-idx3-ubyte.gz,$data/train-labels-idx1-ubyte.gz
 $b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_cross_entropy \
-  --optimizer=sgd --lr=0.01 --batch-size=128 --epochs=1 --format=mnist_idx --data=$files \
+  --optimizer=sgd --lr=0.01 --batch-size=128 --epochs=$epochs --format=mnist_idx --data=$files \
   -o "$work/mlp" >/dev/null
 
 # Sum of the trainers' "(R samples/s)" in a log.
@@ -30,6 +38,21 @@ rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {pri
 keepBest() {
   local -n map=$1
   if [ "$3" -gt "${map[$2]:-0}" ]; then map[$2]=$3; fi
+}
+
+# turnRatios MAP A B: "r0 r1 ...", MAP[A|turn] / MAP[B|turn] for each turn.
+turnRatios() {
+  local -n map=$1
+  local t out=""
+  for ((t = 0; t < turns; t++)); do
+    out+="$(awk -v a="${map[$2|$t]}" -v b="${map[$3|$t]}" 'BEGIN {printf "%.3f", a / b}') "
+  done
+  echo "${out% }"
+}
+
+# median "x0 x1 ...": the middle value (the mean of the two middle ones for an even count).
+median() {
+  tr ' ' '\n' <<<"$1" | sort -g | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 
 # [curve=--curve=false] oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate
@@ -47,16 +70,16 @@ single=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup
 echo "single machine, 1 thread: $single samples/s"
 # oar-launch's default encrypts (CURVE); torch's RPC does not, so the ratios below compare
 # the plain-TCP runs (--curve=false), and the CURVE column shows what encryption costs.
-# Each job keeps its best of 3 turns, the jobs interleaved (as torch keeps its best of 3): one
-# run varies by up to 10% from the next, more than sync and async differ. The "socket" job turns
+# Each job keeps its best of the turns (as torch keeps its best of 3), the jobs interleaved;
+# async against sync is the median of their ratios turn by turn. The "socket" job turns
 # off the same-host peer-memory path (OAR_PEER_MEMORY=0), the "dealer" job the trainers' direct
 # links (OAR_DIRECT_LINKS=0: libzmq's DEALER and its I/O thread; docs/runtime.md), to show their
 # shares. With CURVE, trainers always go through libzmq.
 jobs=("1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async" "1 2 sync socket" "1 2 sync dealer")
-declare -A oar oarCurve
+declare -A oar oarCurve oarTurns
 # Each turn starts one job later: the first launch of a turn runs slower (measured: a setting
 # run first in each of six pairs lost five), and no job should always take that place.
-for turn in 0 1 2; do
+for ((turn = 0; turn < turns; turn++)); do
   for k in "${!jobs[@]}"; do
     job=${jobs[$(((k + turn) % ${#jobs[@]}))]}
     set -- $job
@@ -66,14 +89,19 @@ for turn in 0 1 2; do
     # an assignment, so that a failed launch ends the script
     r=$(OAR_PEER_MEMORY=$peerMemory OAR_DIRECT_LINKS=$links curve=--curve=false launch $1 $2 $3)
     keepBest oar "$job" "$r"
+    oarTurns[$job|$turn]=$r
     r=$(OAR_PEER_MEMORY=$peerMemory OAR_DIRECT_LINKS=$links launch $1 $2 $3)
     keepBest oarCurve "$job" "$r"
   done
 done
-printf '%-28s %12s %12s\n' "job (oar-launch, best of 3)" "samples/s" "with CURVE"
+printf '%-28s %12s %12s\n' "job (oar-launch, best of $turns)" "samples/s" "with CURVE"
 for job in "${jobs[@]}"; do
   set -- $job
   printf '%-28s %12s %12s\n' "$2 trainers x $1 pservers $3${4:+ ($4)}" "${oar[$job]}" "${oarCurve[$job]}"
+done
+for s in 1 2; do
+  r=$(turnRatios oarTurns "$s 2 async" "$s 2 sync")
+  echo "async / sync, 2 trainers x $s pservers: median $(median "$r") (turn by turn: $r)"
 done
 
 # Debian's python3-torch belongs to Debian's python3, which a pyenv or venv on PATH may hide.
@@ -108,16 +136,17 @@ else
   echo "torch rpc: skipped (python3-torch is not installed)"
 fi
 
-# Five turns over the five settings, interleaved, each setting keeping its best: one run of a
-# setting varies by 5-10% between runs, as much as the settings differ (on 2 cores with 2
-# trainers, the default is OMP_NUM_THREADS=1's setting: their gap is that noise).
-echo "# thread budget, 2 trainers x 2 pservers sync (best of 5 interleaved turns)"
+# The five settings run in each turn, interleaved; each is compared with the default launched
+# in the same turn, and the median of those ratios is printed: one run of a setting varies by
+# 5-10% between runs, as much as the settings differ (on 2 cores with 2 trainers, the default
+# is OMP_NUM_THREADS=1's setting: their gap is that noise).
+echo "# thread budget, 2 trainers x 2 pservers sync ($turns interleaved turns)"
 # Set by hand as a user would: OMP_NUM_THREADS, which every node then uses (pservers for their
 # service threads), instead of each node's share.
 budgets=("oar-launch default|" "OMP_NUM_THREADS=1|1" "OMP_NUM_THREADS=1, OMP_WAIT_POLICY=ACTIVE|1 ACTIVE"
          "OMP_NUM_THREADS=2|2" "OMP_NUM_THREADS=2, OMP_WAIT_POLICY=ACTIVE|2 ACTIVE")
-declare -A best
-for turn in 0 1 2 3 4; do
+declare -A best budgetTurns
+for ((turn = 0; turn < turns; turn++)); do
   for k in "${!budgets[@]}"; do # rotated, as the jobs above
     budget=${budgets[$(((k + turn) % ${#budgets[@]}))]}
     read -r threads policy <<<"${budget#*|}"
@@ -125,11 +154,13 @@ for turn in 0 1 2 3 4; do
     elif [ -z "$policy" ]; then r=$(OMP_NUM_THREADS=$threads launch 2 2 sync)
     else r=$(OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=$policy launch 2 2 sync); fi
     keepBest best "$budget" "$r"
+    budgetTurns[$budget|$turn]=$r
   done
 done
 default=${best["${budgets[0]}"]}
 for budget in "${budgets[@]}"; do
-  echo "${budget%%|*}: ${best[$budget]} ($(awk -v a="${best[$budget]}" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default)"
+  r=$(turnRatios budgetTurns "$budget" "${budgets[0]}")
+  echo "${budget%%|*}: best ${best[$budget]} ($(awk -v a="${best[$budget]}" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); median of the turns' ratios to the default $(median "$r") (turn by turn: $r)"
 done
 
 echo "# single machine beside a busy 1-thread process"
