@@ -40,6 +40,16 @@ keepBest() {
   if [ "$3" -gt "${map[$2]:-0}" ]; then map[$2]=$3; fi
 }
 
+# bestOf MAP KEY: the highest of MAP[KEY|turn] over the turns.
+bestOf() {
+  local -n map=$1
+  local t best=0
+  for ((t = 0; t < turns; t++)); do
+    if [ "${map[$2|$t]}" -gt "$best" ]; then best=${map[$2|$t]}; fi
+  done
+  echo "$best"
+}
+
 # turnRatios MAP A B: "r0 r1 ...", MAP[A|turn] / MAP[B|turn] for each turn.
 turnRatios() {
   local -n map=$1
@@ -76,7 +86,7 @@ echo "single machine, 1 thread: $single samples/s"
 # links (OAR_DIRECT_LINKS=0: libzmq's DEALER and its I/O thread; docs/runtime.md), to show their
 # shares. With CURVE, trainers always go through libzmq.
 jobs=("1 1 sync" "1 2 sync" "2 2 sync" "1 2 async" "2 2 async" "1 2 sync socket" "1 2 sync dealer")
-declare -A oar oarCurve oarTurns
+declare -A oarTurns oarCurveTurns # rates by "job|turn"
 # Each turn starts one job later: the first launch of a turn runs slower (measured: a setting
 # run first in each of six pairs lost five), and no job should always take that place.
 for ((turn = 0; turn < turns; turn++)); do
@@ -88,16 +98,15 @@ for ((turn = 0; turn < turns; turn++)); do
     [ "${4:-}" = dealer ] && links=0
     # an assignment, so that a failed launch ends the script
     r=$(OAR_PEER_MEMORY=$peerMemory OAR_DIRECT_LINKS=$links curve=--curve=false launch $1 $2 $3)
-    keepBest oar "$job" "$r"
     oarTurns[$job|$turn]=$r
     r=$(OAR_PEER_MEMORY=$peerMemory OAR_DIRECT_LINKS=$links launch $1 $2 $3)
-    keepBest oarCurve "$job" "$r"
+    oarCurveTurns[$job|$turn]=$r
   done
 done
 printf '%-28s %12s %12s\n' "job (oar-launch, best of $turns)" "samples/s" "with CURVE"
 for job in "${jobs[@]}"; do
   set -- $job
-  printf '%-28s %12s %12s\n' "$2 trainers x $1 pservers $3${4:+ ($4)}" "${oar[$job]}" "${oarCurve[$job]}"
+  printf '%-28s %12s %12s\n' "$2 trainers x $1 pservers $3${4:+ ($4)}" "$(bestOf oarTurns "$job")" "$(bestOf oarCurveTurns "$job")"
 done
 for s in 1 2; do
   r=$(turnRatios oarTurns "$s 2 async" "$s 2 sync")
@@ -130,7 +139,7 @@ if $py -c 'import torch' 2>/dev/null; then
   printf '%-28s %12s\n' "torch rpc: 2 trainers x 1 ps" "tcp ${torchBest[tcp]}, default ${torchBest[default]} (best of 3 each)"
   for job in "1 2 sync" "2 2 sync"; do
     set -- $job
-    echo "oar sync, 2 trainers x $1 pservers / torch rpc: $(awk -v a="${oar[$job]}" -v b="$torch" 'BEGIN {printf "%.2f", a / b}')"
+    echo "oar sync, 2 trainers x $1 pservers / torch rpc: $(awk -v a="$(bestOf oarTurns "$job")" -v b="$torch" 'BEGIN {printf "%.2f", a / b}')"
   done
 else
   echo "torch rpc: skipped (python3-torch is not installed)"
@@ -145,7 +154,7 @@ echo "# thread budget, 2 trainers x 2 pservers sync ($turns interleaved turns)"
 # service threads), instead of each node's share.
 budgets=("oar-launch default|" "OMP_NUM_THREADS=1|1" "OMP_NUM_THREADS=1, OMP_WAIT_POLICY=ACTIVE|1 ACTIVE"
          "OMP_NUM_THREADS=2|2" "OMP_NUM_THREADS=2, OMP_WAIT_POLICY=ACTIVE|2 ACTIVE")
-declare -A best budgetTurns
+declare -A budgetTurns # rates by "budget|turn"
 for ((turn = 0; turn < turns; turn++)); do
   for k in "${!budgets[@]}"; do # rotated, as the jobs above
     budget=${budgets[$(((k + turn) % ${#budgets[@]}))]}
@@ -153,14 +162,14 @@ for ((turn = 0; turn < turns; turn++)); do
     if [ -z "$threads" ]; then r=$(launch 2 2 sync)
     elif [ -z "$policy" ]; then r=$(OMP_NUM_THREADS=$threads launch 2 2 sync)
     else r=$(OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=$policy launch 2 2 sync); fi
-    keepBest best "$budget" "$r"
     budgetTurns[$budget|$turn]=$r
   done
 done
-default=${best["${budgets[0]}"]}
+default=$(bestOf budgetTurns "${budgets[0]}")
 for budget in "${budgets[@]}"; do
   r=$(turnRatios budgetTurns "$budget" "${budgets[0]}")
-  echo "${budget%%|*}: best ${best[$budget]} ($(awk -v a="${best[$budget]}" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); median of the turns' ratios to the default $(median "$r") (turn by turn: $r)"
+  best=$(bestOf budgetTurns "$budget")
+  echo "${budget%%|*}: best $best ($(awk -v a="$best" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); median of the turns' ratios to the default $(median "$r") (turn by turn: $r)"
 done
 
 echo "# single machine beside a busy 1-thread process"

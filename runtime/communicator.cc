@@ -20,12 +20,8 @@ Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints
 }
 
 Communicator::~Communicator() {
-  for (auto &[ep, c] : connections_) {
-    if (c.monitor)
-      c.monitor->close();
-    if (c.socket)
-      c.socket->close();
-  }
+  while (!connections_.empty())
+    closeConnection(connections_.begin()->first);
 }
 
 const std::string *Communicator::linkAddress(const std::string &endpoint) {

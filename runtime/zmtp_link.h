@@ -92,7 +92,6 @@ public:
   bool peerClosed() const { return peerClosed_; }
   /// Whether the peer has closed its end, asked now without reading what it sent before.
   bool peerHungUp() const;
-  const std::string &peerName() const { return peerName_; }
 
 private:
   using Clock = std::chrono::steady_clock;
