@@ -29,6 +29,8 @@ std::string deltaName(llvm::StringRef var) { return (var + "@DELTA").str(); }
 
 std::string syncedName(llvm::StringRef var) { return (var + "@SYNCED").str(); }
 
+std::string previousVersionName(llvm::StringRef var) { return (var + "@PREVIOUS").str(); }
+
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind) {
   return (param + "_" + kind + "_0").str();
 }

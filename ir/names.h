@@ -29,6 +29,9 @@ std::string trainerCopyName(llvm::StringRef var, unsigned trainer);
 std::string deltaName(llvm::StringRef var);
 /// `w` -> `w@SYNCED`: a GEO trainer's copy of the param as the pservers last gave it.
 std::string syncedName(llvm::StringRef var);
+/// `w.block0` -> `w.block0@PREVIOUS`: an async pserver's current version of a param, read by an
+/// update that writes the next version into a fresh buffer (runtime/param_versions.h).
+std::string previousVersionName(llvm::StringRef var);
 /// Names of a parameter's optimizer state: `w`, "moment1" -> `w_moment1_0`.
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind);
 

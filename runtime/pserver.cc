@@ -15,6 +15,7 @@
 #include "runtime/log_limiter.h"
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
+#include "runtime/param_versions.h"
 #include "runtime/peer_memory.h"
 #include "runtime/pserver_checkpoint.h"
 #include "runtime/pserver_peer_memory.h"
@@ -93,6 +94,8 @@ struct PserverLoop::Impl {
   std::vector<std::string> helloPeer;
   /// Same-host trainers: whose memory we read, where they write, what they read of ours.
   PserverPeerMemory peerMemory;
+  /// Async and GEO: fetches share a param's version; updates beside it write a new one.
+  ParamVersions versions;
   llvm::StringMap<ops::VarType> gradTypes() const {
     llvm::StringMap<ops::VarType> types;
     for (const auto &entry : gradToBlock)
@@ -197,6 +200,8 @@ struct PserverLoop::Impl {
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
       log(llvm::formatv("loaded {0} table rows from {1}", tables.rows(), opts.tableLoadDir).str());
     }
+    if (mode != "sync")
+      versions.init(program, paramBlocks, scope);
     assignBlocksToThreads();
     barrierRound.assign(fanin, 0);
     lastStep.assign(fanin, 0);
@@ -381,10 +386,10 @@ struct PserverLoop::Impl {
       return;
     }
     // Updates may land while ZeroMQ sends (or the trainer reads): the thread that updates the
-    // param takes a snapshot between two of its updates.
+    // param shares its version between two of its updates, and never writes it again.
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
     workers->post(threadOf(req.var()), [this, slot, h, req]() mutable -> llvm::Error {
-      Tensor snapshot = scope.find(h.var())->clone();
+      Tensor snapshot = *scope.find(h.var());
       describeTensor(h, snapshot);
       peerMemory.serve(req, h, snapshot);
       replies.fill(slot, h, std::move(snapshot));
@@ -424,6 +429,10 @@ struct PserverLoop::Impl {
   /// Runs optimize block `idx`.
   llvm::Error runBlock(int idx) {
     return addContext(exec.run(program, scope, idx), "pserver " + endpoint);
+  }
+  /// Async and GEO: runs optimize block `idx` on its service thread (see ParamVersions).
+  llvm::Error applyUpdate(int idx) {
+    return addContext(versions.apply(exec, program, idx, scope), "pserver " + endpoint);
   }
 
   /// Sync: the scale of each optimize block averages over the trainers still live.
@@ -601,7 +610,7 @@ struct PserverLoop::Impl {
       auto msg = std::make_shared<Message>(std::move(m));
       workers->post(blockThread[it->getValue()], [this, msg, block = it->getValue()] {
         msg->moveInto(*scope.find(msg->header.var()));
-        return runBlock(block);
+        return applyUpdate(block);
       });
       return llvm::Error::success();
     }
@@ -679,7 +688,7 @@ struct PserverLoop::Impl {
         blockThread[block],
         [this, slot, block, h, landing = peerMemory.landing(t, h.var())]() -> llvm::Error {
           *scope.find(h.var()) = landing;
-          llvm::Error err = runBlock(block);
+          llvm::Error err = applyUpdate(block);
           proto::MsgHeader ack = makeHeader(proto::REPLY_OK, h.var(), h.trainer_id(), h.step());
           if (!err) {
             replies.fill(slot, ack, Tensor());
@@ -943,6 +952,11 @@ struct PserverLoop::Impl {
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     if (std::string moved = peerMemory.summary(); !moved.empty())
       log(moved);
+    if (versions.freshVersions() + versions.copiedVersions() > 0)
+      log(llvm::formatv("param versions: {0} updates wrote a new version beside one being read, "
+                        "{1} copied it first",
+                        versions.freshVersions(), versions.copiedVersions())
+              .str());
     log("all trainers completed");
     return llvm::Error::success();
   }

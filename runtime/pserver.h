@@ -48,9 +48,9 @@ struct PserverOptions {
 /// step, the optimize blocks average the live trainers' copies and update (all blocks of the
 /// step before any param is served); a trainer's get_var is answered once the server has
 /// applied every step that trainer closed.
-/// Async: each gradient runs its optimize block on arrival; a get_var is answered with a
-/// snapshot taken by the param's thread after the updates queued before it. GEO: each delta is
-/// added on arrival.
+/// Async: each gradient runs its optimize block on arrival; a get_var is answered with the
+/// param's version after the updates queued before it, which is never written again (see
+/// ParamVersions). GEO: each delta is added on arrival.
 /// The exit status of a node that failed only because another node of the job failed first (a
 /// pserver whose trainers reported errors): oar-launch names the node that failed first.
 inline constexpr int kExitOtherNodeFailed = 3;
