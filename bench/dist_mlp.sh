@@ -2,8 +2,9 @@
 # Distributed MLP benchmark with real processes: oar-launch jobs (sync and async, 1x1, 2x1, 2x2)
 # against a torch.distributed.rpc parameter server (1 server, 2 trainers; bench/torch_rpc_ps.py)
 # in the same run, then thread budgets (oar-launch's default against --num-threads set by hand,
-# and a 2-thread run beside a busy process). The MLP is 784-512-256-10, SGD, batch 128 per
-# trainer, on Fashion-MNIST's 60k training images (Debian's dataset-fashion-mnist).
+# and a 2-thread run beside a busy process against a 1-thread run alone, turn by turn too). The
+# MLP is 784-512-256-10, SGD, batch 128 per trainer, on Fashion-MNIST's 60k training images
+# (Debian's dataset-fashion-mnist).
 #
 # Aggregate samples/s sums each trainer's rate over its steps after the first (its summary
 # line). Comparisons between oar's settings take, for each turn, the ratio of two launches run
@@ -25,7 +26,8 @@ b=build
 data=/usr/share/datasets/fashion-mnist
 [ -r $data/train-images-idx3-ubyte.gz ] || { echo "dist_mlp: $data missing (apt-get install dataset-fashion-mnist)"; exit 1; }
 work=$(mktemp -d /tmp/oar-dist-mlp.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+busy=""
+trap 'rm -rf "$work"; [ -z "$busy" ] || kill "$busy" 2>/dev/null' EXIT
 files=$data/train-images-idx3-ubyte.gz,$data/train-labels-idx1-ubyte.gz
 $b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_cross_entropy \
   --optimizer=sgd --lr=0.01 --batch-size=128 --epochs=$epochs --format=mnist_idx --data=$files \
@@ -172,10 +174,15 @@ for budget in "${budgets[@]}"; do
   echo "${budget%%|*}: best $best ($(awk -v a="$best" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); median of the turns' ratios to the default $(median "$r") (turn by turn: $r)"
 done
 
-echo "# single machine beside a busy 1-thread process"
-one=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=1 >"$work/one"; rate "$work/one")
-sh -c 'while :; do :; done' &
-busy=$!
-two=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=2 >"$work/two"; rate "$work/two")
-kill $busy
-echo "1 thread alone: $one; 2 threads beside a busy process: $two ($(awk -v a="$two" -v b="$one" 'BEGIN {printf "%.2f", a / b}') of 1 thread)"
+echo "# single machine beside a busy 1-thread process ($turns turns)"
+declare -A singleTurns
+for ((turn = 0; turn < turns; turn++)); do
+  singleTurns[one|$turn]=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=1 >"$work/one"; rate "$work/one")
+  sh -c 'while :; do :; done' &
+  busy=$!
+  singleTurns[two|$turn]=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=2 >"$work/two"; rate "$work/two")
+  kill $busy
+  busy=""
+done
+r=$(turnRatios singleTurns two one)
+echo "1 thread alone: best $(bestOf singleTurns one); 2 threads beside a busy process: best $(bestOf singleTurns two); median of the turns' ratios $(median "$r") (turn by turn: $r)"

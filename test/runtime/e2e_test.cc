@@ -133,12 +133,20 @@ TEST_CASE("sync nodes of one host move large tensors through each other's memory
     CHECK(sync[0] > 0);
     CHECK(sync[1] == 0);
     CHECK(sync[2] > 0);
-    // Async: gradients land too (applied where they landed), and trainers read snapshots of
-    // the weights; without landings the pserver reads the gradients instead.
-    std::array<int, 3> async = peerMemoryCounts(launch("1", "async"));
+    // Async: gradients land too (applied where they landed), and trainers read the weights'
+    // versions, which updates beside them leave alone (they write new ones); without landings
+    // the pserver reads the gradients instead.
+    std::string asyncLog = launch("1", "async");
+    std::array<int, 3> async = peerMemoryCounts(asyncLog);
     CHECK(async[0] > 0);
     CHECK(async[1] == 0);
     CHECK(async[2] > 0);
+    std::smatch versions;
+    REQUIRE(std::regex_search(asyncLog, versions,
+                              std::regex("param versions: ([0-9]+) updates wrote a new version "
+                                         "beside one being read, ([0-9]+) copied it first")));
+    CHECK(std::stoi(versions[1]) > 0);
+    CHECK(std::stoi(versions[2]) == 0);
     std::array<int, 3> reads = peerMemoryCounts(launch("read", "async"));
     CHECK(reads[0] == 0);
     CHECK(reads[1] > 0);
