@@ -14,9 +14,9 @@
 namespace oar::runtime {
 
 /// A trainer matches replies to its requests by order, per connection. Some replies (async
-/// snapshots of params) are made on service threads and finish out of order; this keeps each
-/// peer's replies in request order. ZeroMQ sockets are not thread safe, so only the socket's
-/// thread sends: service threads fill reserved places and wake it through an eventfd.
+/// params, read between two updates) are made on service threads and finish out of order; this
+/// keeps each peer's replies in request order. ZeroMQ sockets are not thread safe, so only the
+/// socket's thread sends: service threads fill reserved places and wake it through an eventfd.
 class OrderedReplies {
 public:
   using SendFn =

@@ -389,10 +389,10 @@ struct PserverLoop::Impl {
     // param shares its version between two of its updates, and never writes it again.
     std::shared_ptr<OrderedReplies::Slot> slot = replies.reserve(peer);
     workers->post(threadOf(req.var()), [this, slot, h, req]() mutable -> llvm::Error {
-      Tensor snapshot = *scope.find(h.var());
-      describeTensor(h, snapshot);
-      peerMemory.serve(req, h, snapshot);
-      replies.fill(slot, h, std::move(snapshot));
+      Tensor version = *scope.find(h.var());
+      describeTensor(h, version);
+      peerMemory.serve(req, h, version);
+      replies.fill(slot, h, std::move(version));
       return llvm::Error::success();
     });
   }
@@ -847,7 +847,7 @@ struct PserverLoop::Impl {
   /// Waits up to `timeout` for a message, sending the replies whose turn comes meanwhile.
   std::optional<std::vector<zmq::message_t>> nextMessage(std::chrono::milliseconds timeout) {
     replies.flush(); // what a task run inline (no service threads) just made
-    // Only replies owed by service threads (async snapshots) need the eventfd watched; otherwise
+    // Only replies owed by service threads (async params) need the eventfd watched; otherwise
     // a blocking receive is the cheaper wait: zmq::poll costs three more poll calls a message,
     // a tenth of a small pull's round trip (bench_runtime).
     if (workers->size() == 0 || !replies.owing())

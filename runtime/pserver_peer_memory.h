@@ -55,7 +55,7 @@ private:
     uint64_t round = 0;
     std::vector<std::shared_ptr<std::byte>> buffers;
   };
-  std::mutex servedMutex_; ///< service threads serve async snapshots
+  std::mutex servedMutex_; ///< service threads serve async param versions
   std::map<int64_t, Served> served_; ///< by trainer
   std::atomic<uint64_t> landedCount_{0}, readCount_{0}, servedCount_{0};
   void forgetServed(int64_t t);
