@@ -3,6 +3,7 @@
 
 #include "executor/selected_rows.h"
 #include "ir/names.h"
+#include "ir/program.h"
 #include "ops/op_registry.h"
 
 namespace oar::runtime {
@@ -24,20 +25,9 @@ static const std::pair<llvm::StringRef, llvm::StringRef> *wholeWriteSlots(const 
   return nullptr;
 }
 
-static bool slotHolds(const google::protobuf::RepeatedPtrField<proto::Slot> &slots,
-                      llvm::StringRef slot, llvm::StringRef var) {
-  for (const proto::Slot &s : slots)
-    if (s.slot() == slot)
-      return s.names_size() == 1 && s.names(0) == var;
-  return false;
-}
-
-static bool writes(const proto::Op &op, llvm::StringRef var) {
-  for (const proto::Slot &s : op.outputs())
-    for (const std::string &name : s.names())
-      if (name == var)
-        return true;
-  return false;
+/// Whether `slot` holds `var` alone.
+static bool holdsAlone(const proto::Slot *slot, llvm::StringRef var) {
+  return slot && slot->names_size() == 1 && slot->names(0) == var;
 }
 
 void ParamVersions::init(const proto::Program &program, const std::set<std::string> &params,
@@ -48,11 +38,10 @@ void ParamVersions::init(const proto::Program &program, const std::set<std::stri
     BlockPlan &plan = blocks_[b];
     const proto::Block &block = program.blocks(b);
     plan.outOfPlace = true;
-    for (int i = 0; i < block.ops_size(); ++i)
-      for (const proto::Slot &s : block.ops(i).outputs())
-        for (const std::string &name : s.names())
-          if (params.count(name) && !llvm::is_contained(plan.params, name))
-            plan.params.push_back(name);
+    for (const proto::Op &op : block.ops())
+      for (const std::string &name : allOutputNames(op))
+        if (params.count(name) && !llvm::is_contained(plan.params, name))
+          plan.params.push_back(name);
     for (const std::string &param : plan.params) {
       scope.get(previousVersionName(param));
       // Reads up to the first write see the current version, under its new name.
@@ -63,14 +52,12 @@ void ParamVersions::init(const proto::Program &program, const std::set<std::stri
           for (std::string &name : *s.mutable_names())
             if (name == param)
               name = previousVersionName(param);
-        if (!writes(op, param))
+        if (!llvm::is_contained(allOutputNames(op), param))
           continue;
         const auto *slots = wholeWriteSlots(op);
-        plan.outOfPlace &= slots && slotHolds(op.inputs(), slots->first, param) &&
-                           slotHolds(op.outputs(), slots->second, param);
-        for (const proto::Slot &s : op.inputs())
-          for (const std::string &name : s.names())
-            plan.writerInputs.push_back(name);
+        plan.outOfPlace &= slots && holdsAlone(findInputSlot(op, slots->first), param) &&
+                           holdsAlone(findOutputSlot(op, slots->second), param);
+        llvm::append_range(plan.writerInputs, allInputNames(op));
         break;
       }
     }
