@@ -36,6 +36,15 @@ $b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_
 # Sum of the trainers' "(R samples/s)" in a log.
 rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {printf "%.0f", s}'; }
 
+# The node settings a launch's log shows, without where each came from: "2 x pserver: optimizing
+# on the socket's thread; 1 compute thread | 2 x trainer: 1 compute thread". Two launches that
+# show the same ran alike.
+nodeSettings() {
+  sed -n -e 's/^\[\(trainer\)\.[0-9]*\] trainer [0-9]*: \([0-9]* compute thread.*\) ([^()]*)$/\1: \2/p' \
+    -e 's/^\[\(pserver\)\.[0-9]*\] .*, \(optimizing on .* compute thread.*\) ([^()]*)$/\1: \2/p' "$1" |
+    sort | uniq -c | awk '{n = $1; $1 = ""; printf "%s%d x%s", (NR > 1 ? " | " : ""), n, $0}'
+}
+
 # keepBest MAP KEY RATE: MAP[KEY] becomes RATE when RATE is higher.
 keepBest() {
   local -n map=$1
@@ -156,7 +165,7 @@ echo "# thread budget, 2 trainers x 2 pservers sync ($turns interleaved turns)"
 # service threads), instead of each node's share.
 budgets=("oar-launch default|" "OMP_NUM_THREADS=1|1" "OMP_NUM_THREADS=1, OMP_WAIT_POLICY=ACTIVE|1 ACTIVE"
          "OMP_NUM_THREADS=2|2" "OMP_NUM_THREADS=2, OMP_WAIT_POLICY=ACTIVE|2 ACTIVE")
-declare -A budgetTurns # rates by "budget|turn"
+declare -A budgetTurns budgetSettings # rates by "budget|turn"; node settings by budget
 for ((turn = 0; turn < turns; turn++)); do
   for k in "${!budgets[@]}"; do # rotated, as the jobs above
     budget=${budgets[$(((k + turn) % ${#budgets[@]}))]}
@@ -165,6 +174,7 @@ for ((turn = 0; turn < turns; turn++)); do
     elif [ -z "$policy" ]; then r=$(OMP_NUM_THREADS=$threads launch 2 2 sync)
     else r=$(OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=$policy launch 2 2 sync); fi
     budgetTurns[$budget|$turn]=$r
+    budgetSettings[$budget]=$(nodeSettings "$work/log")
   done
 done
 default=$(bestOf budgetTurns "${budgets[0]}")
@@ -172,6 +182,10 @@ for budget in "${budgets[@]}"; do
   r=$(turnRatios budgetTurns "$budget" "${budgets[0]}")
   best=$(bestOf budgetTurns "$budget")
   echo "${budget%%|*}: best $best ($(awk -v a="$best" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); median of the turns' ratios to the default $(median "$r") (turn by turn: $r)"
+  if [ "$budget" = "${budgets[0]}" ]; then echo "  nodes: ${budgetSettings[$budget]}"
+  elif [ "${budgetSettings[$budget]}" = "${budgetSettings[${budgets[0]}]}" ]; then
+    echo "  nodes: the default's settings, so its ratios measure the noise between like launches"
+  else echo "  nodes: ${budgetSettings[$budget]}"; fi
 done
 
 echo "# single machine beside a busy 1-thread process ($turns turns)"

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <omp.h>
 #include <sched.h>
 
@@ -74,6 +75,26 @@ void fitComputeThreadsToLoad() {
 }
 
 int computeThreads() { return omp_get_max_threads(); }
+
+std::string describeComputeThreads(llvm::StringRef source) {
+  int n = budget > 0 ? budget.load() : omp_get_max_threads();
+  std::string text = std::to_string(n) + (n == 1 ? " compute thread" : " compute threads");
+  // With one thread OpenMP starts no others, so no thread ever waits at its barriers.
+  if (n > 1) {
+    const char *policy = std::getenv("OMP_WAIT_POLICY");
+    const char *spins = std::getenv("GOMP_SPINCOUNT");
+    std::string upper = llvm::StringRef(policy ? policy : "").trim().upper();
+    if (spins)
+      text += ", idle ones spinning up to GOMP_SPINCOUNT=" + std::string(spins);
+    else if (upper == "PASSIVE")
+      text += ", idle ones sleeping (OMP_WAIT_POLICY=PASSIVE)";
+    else if (upper == "ACTIVE")
+      text += ", idle ones spinning (OMP_WAIT_POLICY=ACTIVE)";
+    else
+      text += ", idle ones spinning a while, then sleeping (libgomp's default)";
+  }
+  return text + " (" + source.str() + ")";
+}
 
 bool isLoopbackEndpoint(llvm::StringRef endpoint) {
   llvm::StringRef host = endpoint.rsplit(':').first;

@@ -33,6 +33,11 @@ void fitComputeThreadsToLoad();
 /// The thread count compute regions use now.
 int computeThreads();
 
+/// The budget for a node's log, and how idle OpenMP threads wait when there can be any:
+/// "1 compute thread (SOURCE)", "2 compute threads, idle ones sleeping (OMP_WAIT_POLICY=PASSIVE)
+/// (SOURCE)". Two processes whose descriptions match up to " (SOURCE)" compute alike.
+std::string describeComputeThreads(llvm::StringRef source);
+
 /// Whether `endpoint` (host:port) names this host's loopback (127.x, localhost, [::1]).
 bool isLoopbackEndpoint(llvm::StringRef endpoint);
 

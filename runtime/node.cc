@@ -108,6 +108,8 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     comm.abandon(why);
     return makeError("{0}", why);
   }
+  if (!opts.computeThreads.empty() && opts.log)
+    opts.log(llvm::formatv("trainer {0}: {1}", id, opts.computeThreads).str());
   if (size_t linked = comm.linkedPservers(); linked > 0 && opts.log)
     opts.log(llvm::formatv("trainer {0}: {1} of {2} pserver(s) reached over direct links (ZMTP "
                            "on the trainer's thread, no ZeroMQ I/O thread)",
@@ -276,6 +278,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.checkpointKeep = opts.checkpointKeep;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
+  env.pserver.computeThreads = opts.computeThreads;
   // Distributed tables live in the checkpoint's tables/ directory, by virtual shard.
   if (!opts.loadDir.empty())
     env.pserver.tableLoadDir = inDir(opts.loadDir, "tables");

@@ -37,6 +37,9 @@ struct NodeOptions {
   bool evalOnly = false;
   /// Where a trainer computes (pservers always on the CPU).
   Place place;
+  /// Its compute threads and where the count came from (describeComputeThreads), for the log:
+  /// the node's first lines name them.
+  std::string computeThreads;
   /// A trainer's evaluation (trainer 0 only) and NaN handling; runTrainer sets the rest.
   TrainOptions train;
 };

@@ -869,8 +869,9 @@ struct PserverLoop::Impl {
                               ? std::to_string(opts.serviceThreads) + " service threads"
                               : std::string("the socket's thread");
     log(llvm::formatv("serving {0} param blocks and {1} distributed tables for {2} trainers in {3} "
-                      "mode, optimizing on {4}",
-                      paramBlocks.size(), tables.size(), fanin, mode, threads)
+                      "mode, optimizing on {4}{5}",
+                      paramBlocks.size(), tables.size(), fanin, mode, threads,
+                      opts.computeThreads.empty() ? "" : "; " + opts.computeThreads)
             .str());
     while (anyLive()) {
       if (stopRequested())

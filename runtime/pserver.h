@@ -17,6 +17,8 @@ struct PserverOptions {
   /// Threads that run the optimize blocks (each block always on the same one); 0 runs them on
   /// the loop's own thread.
   int serviceThreads = 0;
+  /// The process's compute threads as its first line names them (describeComputeThreads).
+  std::string computeThreads;
   /// Where distributed tables load their rows from before serving, and save them to after every
   /// trainer completed (empty: neither).
   std::string tableLoadDir, tableSaveDir;

@@ -480,6 +480,11 @@ int main(int argc, char **argv) {
       handThreads.value_or(oar::defaultNodeThreads(c.role, c.trainers, c.pservers)));
   if (c.role.empty())
     return runSingle();
+  // Which budget the node got, and from where, for its first lines: a launch's default and a
+  // hand setting that lead to the same budget then read alike (bench/dist_mlp.sh compares so).
+  opts.computeThreads = oar::describeComputeThreads(numThreads.getNumOccurrences() ? "--num-threads"
+                                                    : handThreads ? "OMP_NUM_THREADS"
+                                                                  : "the default for a " + c.role);
   if (c.role != "trainer" && c.role != "pserver")
     exitOnErr(oar::makeError("--role \"{0}\" must be trainer, pserver or scheduler", c.role));
   int status = runNode(opts);

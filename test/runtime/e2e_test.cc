@@ -175,7 +175,17 @@ TEST_CASE("oar-launch takes threads set by hand: node flags, its own flags, then
   };
   std::string socketThread = "optimizing on the socket's thread";
   CHECK_THAT(launch("", ""), Contains(socketThread));
-  CHECK_THAT(launch("OMP_NUM_THREADS=2", ""), Contains("optimizing on 2 service threads"));
+  // Every node's thread line says what it got and from where (the launch passes its share on
+  // as --num-threads); a hand setting that gives the default's budget then reads the same.
+  std::string byFlag = launch("", "--worker-threads=1");
+  CHECK_THAT(byFlag, Contains("trainer 0: 1 compute thread (--num-threads)"));
+  CHECK_THAT(byFlag, Contains("optimizing on the socket's thread; 1 compute thread (--num-threads)"));
+  CHECK_THAT(launch("OMP_NUM_THREADS=1", ""),
+             Contains("trainer 0: 1 compute thread (OMP_NUM_THREADS)"));
+  std::string twoByHand = launch("OMP_NUM_THREADS=2 OMP_WAIT_POLICY=active", "");
+  CHECK_THAT(twoByHand, Contains("optimizing on 2 service threads"));
+  CHECK_THAT(twoByHand, Contains("trainer 0: 2 compute threads, idle ones spinning "
+                                 "(OMP_WAIT_POLICY=ACTIVE) (OMP_NUM_THREADS)"));
   CHECK_THAT(launch("OMP_NUM_THREADS=' 3,1'", ""), Contains("optimizing on 3 service threads"));
   CHECK_THAT(launch("OMP_NUM_THREADS=2", "--server-threads=4"),
              Contains("optimizing on 4 service threads"));
