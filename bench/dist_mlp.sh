@@ -10,14 +10,19 @@
 # line). Comparisons between oar's settings take, for each turn, the ratio of two launches run
 # one after the other, and print the median of those ratios over the turns: a launch varies by
 # up to 10% from the next on a shared machine, in spells that last longer than one launch, so
-# neighbours in time compare more fairly than the best of each setting over the whole run.
-# Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH] [EPOCHS] [TURNS]   (after scripts/setup.sh)
-# EPOCHS (default 3) is the length of each oar launch: 3 epochs are about 700 steps per
-# trainer, several seconds. TURNS (default 5) is how many times each setting runs.
+# neighbours in time compare more fairly than the best of each setting over the whole run. Each
+# median comes with the interval that holds the true one with 90% confidence or more (the sign
+# test's), so that a ratio near 1 reads as a tie when its interval holds 1.
+# Usage: bench/dist_mlp.sh [STEPS_FOR_TORCH] [EPOCHS] [TURNS] [BUDGET_TURNS]
+# (after scripts/setup.sh). EPOCHS (default 3) is the length of each oar launch: 3 epochs are
+# about 700 steps per trainer, several seconds. TURNS (default 5) is how many times each job
+# runs; BUDGET_TURNS (default 9) how many times each thread budget and each side of the busy
+# comparison run, as they differ by less.
 set -euo pipefail
 torchSteps=${1:-200}
 epochs=${2:-3}
 turns=${3:-5}
+budgetTurnCount=${4:-9}
 # oar's defaults are what this measures; an OMP_NUM_THREADS of the caller's would set every
 # node's threads instead.
 unset OMP_NUM_THREADS
@@ -51,21 +56,23 @@ keepBest() {
   if [ "$3" -gt "${map[$2]:-0}" ]; then map[$2]=$3; fi
 }
 
-# bestOf MAP KEY: the highest of MAP[KEY|turn] over the turns.
+# bestOf MAP KEY: the highest of MAP[KEY|turn] over the turns it holds.
 bestOf() {
   local -n map=$1
   local t best=0
-  for ((t = 0; t < turns; t++)); do
+  for ((t = 0; ; t++)); do
+    [ -n "${map[$2|$t]+held}" ] || break
     if [ "${map[$2|$t]}" -gt "$best" ]; then best=${map[$2|$t]}; fi
   done
   echo "$best"
 }
 
-# turnRatios MAP A B: "r0 r1 ...", MAP[A|turn] / MAP[B|turn] for each turn.
+# turnRatios MAP A B: "r0 r1 ...", MAP[A|turn] / MAP[B|turn] for each turn it holds.
 turnRatios() {
   local -n map=$1
   local t out=""
-  for ((t = 0; t < turns; t++)); do
+  for ((t = 0; ; t++)); do
+    [ -n "${map[$2|$t]+held}" ] || break
     out+="$(awk -v a="${map[$2|$t]}" -v b="${map[$3|$t]}" 'BEGIN {printf "%.3f", a / b}') "
   done
   echo "${out% }"
@@ -74,6 +81,19 @@ turnRatios() {
 # median "x0 x1 ...": the middle value (the mean of the two middle ones for an even count).
 median() {
   tr ' ' '\n' <<<"$1" | sort -g | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# medianInterval "x0 x1 ...": "L-U (C%)", the narrowest pair of order statistics x(k), x(n+1-k)
+# that holds the true median with at least 90% confidence whatever the distribution (the sign
+# test's interval: C = 1 - 2 P(Binomial(n, 1/2) < k)); "none" under 5 values. A ratio whose
+# interval holds 1 differs from 1 by no more than the noise shows.
+medianInterval() {
+  tr ' ' '\n' <<<"$1" | sort -g | awk '{v[NR] = $1} END {
+    n = NR; k = 0; below = 0; term = 0.5 ^ n # term: P(Binomial(n, 1/2) = j)
+    for (j = 0; 1 - 2 * (below + term) >= 0.9 && j < n / 2; j++) { below += term; term *= (n - j) / (j + 1); k = j + 1 }
+    if (k == 0) { printf "none"; exit }
+    printf "%.3f-%.3f (%.0f%%)", v[k], v[n + 1 - k], 100 * (1 - 2 * below)
+  }'
 }
 
 # [curve=--curve=false] oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate
@@ -121,7 +141,7 @@ for job in "${jobs[@]}"; do
 done
 for s in 1 2; do
   r=$(turnRatios oarTurns "$s 2 async" "$s 2 sync")
-  echo "async / sync, 2 trainers x $s pservers: median $(median "$r") (turn by turn: $r)"
+  echo "async / sync, 2 trainers x $s pservers: median $(median "$r"), interval $(medianInterval "$r") (turn by turn: $r)"
 done
 
 # Debian's python3-torch belongs to Debian's python3, which a pyenv or venv on PATH may hide.
@@ -157,16 +177,17 @@ else
 fi
 
 # The five settings run in each turn, interleaved; each is compared with the default launched
-# in the same turn, and the median of those ratios is printed: one run of a setting varies by
-# 5-10% between runs, as much as the settings differ (on 2 cores with 2 trainers, the default
-# is OMP_NUM_THREADS=1's setting: their gap is that noise).
-echo "# thread budget, 2 trainers x 2 pservers sync ($turns interleaved turns)"
+# in the same turn, and the median of those ratios is printed with its interval: one run of a
+# setting varies by 5-10% between runs, as much as the settings differ. Each setting's node
+# settings, as the nodes' first lines give them, show which launches ran alike (on 2 cores with
+# 2 trainers, the default is OMP_NUM_THREADS=1's setting: their gap is the noise).
+echo "# thread budget, 2 trainers x 2 pservers sync ($budgetTurnCount interleaved turns)"
 # Set by hand as a user would: OMP_NUM_THREADS, which every node then uses (pservers for their
 # service threads), instead of each node's share.
 budgets=("oar-launch default|" "OMP_NUM_THREADS=1|1" "OMP_NUM_THREADS=1, OMP_WAIT_POLICY=ACTIVE|1 ACTIVE"
          "OMP_NUM_THREADS=2|2" "OMP_NUM_THREADS=2, OMP_WAIT_POLICY=ACTIVE|2 ACTIVE")
 declare -A budgetTurns budgetSettings # rates by "budget|turn"; node settings by budget
-for ((turn = 0; turn < turns; turn++)); do
+for ((turn = 0; turn < budgetTurnCount; turn++)); do
   for k in "${!budgets[@]}"; do # rotated, as the jobs above
     budget=${budgets[$(((k + turn) % ${#budgets[@]}))]}
     read -r threads policy <<<"${budget#*|}"
@@ -181,22 +202,30 @@ default=$(bestOf budgetTurns "${budgets[0]}")
 for budget in "${budgets[@]}"; do
   r=$(turnRatios budgetTurns "$budget" "${budgets[0]}")
   best=$(bestOf budgetTurns "$budget")
-  echo "${budget%%|*}: best $best ($(awk -v a="$best" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); median of the turns' ratios to the default $(median "$r") (turn by turn: $r)"
-  if [ "$budget" = "${budgets[0]}" ]; then echo "  nodes: ${budgetSettings[$budget]}"
-  elif [ "${budgetSettings[$budget]}" = "${budgetSettings[${budgets[0]}]}" ]; then
+  if [ "$budget" = "${budgets[0]}" ]; then
+    echo "${budget%%|*}: best $best"
+    echo "  nodes: ${budgetSettings[$budget]}"
+    continue
+  fi
+  interval=$(medianInterval "$r")
+  verdict=$(awk -v i="$interval" 'BEGIN {split(i, b, "[- ]"); print (i == "none" ? "too few turns to tell" : b[2] < 1 ? "slower than the default" : b[1] > 1 ? "FASTER than the default" : "a tie with the default within the noise")}')
+  echo "${budget%%|*}: best $best ($(awk -v a="$best" -v b="$default" 'BEGIN {printf "%.3f", a / b}') of the default's best); turn by turn / the default: median $(median "$r"), interval $interval: $verdict (turn by turn: $r)"
+  if [ "${budgetSettings[$budget]}" = "${budgetSettings[${budgets[0]}]}" ]; then
     echo "  nodes: the default's settings, so its ratios measure the noise between like launches"
   else echo "  nodes: ${budgetSettings[$budget]}"; fi
 done
 
-echo "# single machine beside a busy 1-thread process ($turns turns)"
+echo "# single machine beside a busy 1-thread process ($budgetTurnCount turns)"
 declare -A singleTurns
-for ((turn = 0; turn < turns; turn++)); do
-  singleTurns[one|$turn]=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=1 >"$work/one"; rate "$work/one")
-  sh -c 'while :; do :; done' &
-  busy=$!
-  singleTurns[two|$turn]=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=2 >"$work/two"; rate "$work/two")
-  kill $busy
-  busy=""
+# singleRun KEY THREADS [busy]: one single-machine run, beside a spinning process with "busy".
+singleRun() {
+  if [ "${3:-}" = busy ]; then sh -c 'while :; do :; done' & busy=$!; fi
+  singleTurns[$1|$turn]=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=$2 >"$work/single"; rate "$work/single")
+  if [ -n "$busy" ]; then kill $busy; busy=""; fi
+}
+for ((turn = 0; turn < budgetTurnCount; turn++)); do # each side goes first in every other turn
+  if ((turn % 2 == 0)); then singleRun one 1; singleRun two 2 busy
+  else singleRun two 2 busy; singleRun one 1; fi
 done
 r=$(turnRatios singleTurns two one)
-echo "1 thread alone: best $(bestOf singleTurns one); 2 threads beside a busy process: best $(bestOf singleTurns two); median of the turns' ratios $(median "$r") (turn by turn: $r)"
+echo "1 thread alone: best $(bestOf singleTurns one); 2 threads beside a busy process: best $(bestOf singleTurns two); median of the turns' ratios $(median "$r"), interval $(medianInterval "$r") (turn by turn: $r)"
