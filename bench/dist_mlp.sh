@@ -217,7 +217,8 @@ done
 
 echo "# single machine beside a busy 1-thread process ($budgetTurnCount turns)"
 declare -A singleTurns
-# singleRun KEY THREADS [busy]: one single-machine run, beside a spinning process with "busy".
+# singleRun KEY THREADS [busy]: one single-machine run for singleTurns[KEY|$turn], beside a
+# spinning process with "busy".
 singleRun() {
   if [ "${3:-}" = busy ]; then sh -c 'while :; do :; done' & busy=$!; fi
   singleTurns[$1|$turn]=$($b/oar-executor --main "$work/mlp/main.pb" --startup "$work/mlp/startup.pb" --num-threads=$2 >"$work/single"; rate "$work/single")

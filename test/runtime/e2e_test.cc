@@ -176,7 +176,8 @@ TEST_CASE("oar-launch takes threads set by hand: node flags, its own flags, then
   std::string socketThread = "optimizing on the socket's thread";
   CHECK_THAT(launch("", ""), Contains(socketThread));
   // Every node's thread line says what it got and from where (the launch passes its share on
-  // as --num-threads); a hand setting that gives the default's budget then reads the same.
+  // as --num-threads); a hand setting that gives the default's budget reads the same but for
+  // the source.
   std::string byFlag = launch("", "--worker-threads=1");
   CHECK_THAT(byFlag, Contains("trainer 0: 1 compute thread (--num-threads)"));
   CHECK_THAT(byFlag, Contains("optimizing on the socket's thread; 1 compute thread (--num-threads)"));
