@@ -6,6 +6,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/xxhash.h"
 
 namespace oar {
 
@@ -209,17 +210,18 @@ std::string DistributePlan::digest(bool withEndpoints) const {
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
 }
 
-std::string jobBytes(const proto::Program &main, const proto::Program &startup) {
+uint64_t jobHash(const proto::Program &main, const proto::Program &startup) {
   std::string bytes;
   // A program over protobuf's 2 GiB limit adds nothing: the digest then covers the plan and the
   // other program, and writing that program fails with its own error.
   (void)appendProgramBytes(main, bytes);
   (void)appendProgramBytes(startup, bytes);
-  return bytes;
+  return llvm::xxHash64(bytes);
 }
 
-std::string jobDigest(const DistributePlan &plan, llvm::StringRef jobBytes, bool withEndpoints) {
-  return llvm::formatv("{0:x16}", fnv1a64(jobBytes, fnv1a64(plan.digest(withEndpoints)))).str();
+std::string jobDigest(const DistributePlan &plan, uint64_t jobHash, bool withEndpoints) {
+  std::string job = llvm::formatv("|job {0:x16}", jobHash).str();
+  return llvm::formatv("{0:x16}", fnv1a64(job, fnv1a64(plan.digest(withEndpoints)))).str();
 }
 
 std::string DistributePlan::text() const {

@@ -160,12 +160,10 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
 /// The sum over the blocks placed on endpoint `index` of `perBlock` of the block's param: what
 /// a builder declares there, known before it starts.
 template <typename PerBlock>
-size_t blocksHere(const DistributePlan &plan, size_t index, PerBlock perBlock) {
+size_t blocksHere(const TranspileInputs &in, size_t index, PerBlock perBlock) {
   size_t n = 0;
-  for (const ParamPlan &p : plan.params)
-    for (const VarBlock &b : p.blocks)
-      if (b.endpointIndex == index)
-        n += perBlock(p);
+  for (const TranspileInputs::LocalParam &local : in.paramsOn[index])
+    n += local.blocks.size() * perBlock(*local.param);
   return n;
 }
 
@@ -180,17 +178,17 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
   VarTable vars(root);
   // Per block here: the param's block, its grad and the trainers' copies of it, and its
   // optimizer state.
-  vars.reserve(blocksHere(plan, index, [&](const ParamPlan &p) {
+  vars.reserve(blocksHere(in, index, [&](const ParamPlan &p) {
     return 2 + (mode == "sync" ? static_cast<size_t>(trainers) : 0) +
            p.optimizer.paramShaped.size() + p.optimizer.perParam.size();
   }));
   std::vector<std::string> gradToBlock, paramBlocks, blockParams;
   std::vector<int64_t> optimizeBlocks, blockRowBegin;
 
-  for (const ParamPlan &p : plan.params)
-    for (const VarBlock &b : p.blocks) {
-      if (b.endpointIndex != index)
-        continue;
+  for (const TranspileInputs::LocalParam &local : in.paramsOn[index])
+    for (const VarBlock *slice : local.blocks) {
+      const ParamPlan &p = *local.param;
+      const VarBlock &b = *slice;
       declareState(vars, p, b.name, b.dims);
       paramBlocks.push_back(b.name);
       blockParams.push_back(p.param);
@@ -245,7 +243,7 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
   out = newProgram();
   proto::Block &block = *out.mutable_blocks(0);
   VarTable vars(block);
-  vars.reserve(blocksHere(plan, index, [](const ParamPlan &p) {
+  vars.reserve(blocksHere(in, index, [](const ParamPlan &p) {
     return 1 + p.optimizer.paramShaped.size() + p.optimizer.perParam.size();
   }));
   llvm::DenseSet<llvm::StringRef> emitted; // shared state already initialised; views the plan
@@ -257,9 +255,9 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
   };
   // Runs var's initialiser whole, then keeps the slices that live here: the same numbers as
   // the single-machine startup gives those slices. A constant fill fills just those slices.
-  auto emitSliced = [&](const ParamPlan &p, llvm::StringRef var) -> llvm::Error {
-    if (llvm::none_of(p.blocks, [&](const VarBlock &b) { return b.endpointIndex == index; }))
-      return llvm::Error::success();
+  auto emitSliced = [&](const TranspileInputs::LocalParam &local,
+                        llvm::StringRef var) -> llvm::Error {
+    const ParamPlan &p = *local.param;
     auto init = writerOf(var);
     if (!init)
       return init.takeError();
@@ -269,12 +267,11 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
       return llvm::Error::success();
     }
     if (fillsConstant(**init, p.dims)) { // each block here is a fill of its own: no whole var
-      for (const VarBlock &b : p.blocks)
-        if (b.endpointIndex == index) {
-          std::string name = blockName(var, b.index);
-          declareState(vars, p, name, b.dims);
-          appendConstantFill(block, **init, var, std::move(name), b.dims);
-        }
+      for (const VarBlock *b : local.blocks) {
+        std::string name = blockName(var, b->index);
+        declareState(vars, p, name, b->dims);
+        appendConstantFill(block, **init, var, std::move(name), b->dims);
+      }
       return llvm::Error::success();
     }
     vars.declare(var, p.dtype, p.dims); // the whole var, dropped after the split
@@ -297,19 +294,17 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
     return llvm::Error::success();
   };
 
-  for (const ParamPlan &p : plan.params) {
-    if (llvm::none_of(p.blocks, [&](const VarBlock &b) { return b.endpointIndex == index; }))
-      continue; // nothing of this param lives here
-    if (llvm::Error err = emitSliced(p, p.param))
+  for (const TranspileInputs::LocalParam &local : in.paramsOn[index]) {
+    const ParamPlan &p = *local.param;
+    if (llvm::Error err = emitSliced(local, p.param))
       return err;
     if (plan.config.mode == "geo")
       continue; // GEO pservers hold params only
     for (const auto &[slot, var] : p.optimizer.paramShaped)
-      if (llvm::Error err = emitSliced(p, var))
+      if (llvm::Error err = emitSliced(local, var))
         return err;
-    for (const VarBlock &b : p.blocks) {
-      if (b.endpointIndex != index)
-        continue;
+    for (const VarBlock *slice : local.blocks) {
+      const VarBlock &b = *slice;
       for (const auto &[slot, var] : p.optimizer.perParam) { // one whole copy per block
         auto init = writerOf(var);
         if (!init)

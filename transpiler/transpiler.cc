@@ -26,11 +26,19 @@ TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Progra
     for (const proto::Slot &slot : op.outputs())
       for (const std::string &n : slot.names())
         startupWriters.try_emplace(n, &op);
+  paramsOn.resize(plan.config.pservers.size());
+  for (const ParamPlan &p : plan.params)
+    for (const VarBlock &b : p.blocks) {
+      std::vector<LocalParam> &here = paramsOn[b.endpointIndex];
+      if (here.empty() || here.back().param != &p)
+        here.push_back({&p, {}});
+      here.back().blocks.push_back(&b);
+    }
 }
 
 const TranspileInputs::Digests &TranspileInputs::digests() const {
   std::call_once(digestsOnce_, [this] {
-    std::string job = jobBytes(main, startup);
+    uint64_t job = jobHash(main, startup);
     digests_ = {jobDigest(plan, job, /*withEndpoints=*/true),
                 jobDigest(plan, job, /*withEndpoints=*/false)};
   });

@@ -7,6 +7,7 @@
 #include "google/protobuf/arena.h"
 #include "transpiler/plan.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace oar {
 
@@ -53,7 +54,7 @@ struct TranspileInputs {
   const proto::Program &main, &startup;
   const DistributePlan &plan;
   struct Digests {
-    /// jobDigest(plan, jobBytes(main, startup), true): what every program records as its
+    /// jobDigest(plan, jobHash(main, startup), true): what every program records as its
     /// plan_digest.
     std::string plan;
     /// The same without the pservers' endpoints: names the job's checkpoints, which a relaunch
@@ -68,6 +69,14 @@ struct TranspileInputs {
   llvm::DenseMap<llvm::StringRef, const proto::Var *> mainVars;
   /// The first op of startup's block 0 that writes each var.
   llvm::DenseMap<llvm::StringRef, const proto::Op *> startupWriters;
+  /// A param's blocks that one endpoint holds.
+  struct LocalParam {
+    const ParamPlan *param;
+    llvm::SmallVector<const VarBlock *, 2> blocks; // in block order
+  };
+  /// By endpoint index, the params with blocks there, in plan order: each pserver's builders
+  /// walk their own blocks, not all blocks of the plan once per endpoint.
+  std::vector<std::vector<LocalParam>> paramsOn;
 
 private:
   mutable std::once_flag digestsOnce_;
