@@ -290,12 +290,13 @@ void VarTable::reserve(size_t more) {
 }
 
 proto::Var &VarTable::declare(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> dims) {
-  proto::Var *v = index_.lookup(name);
-  if (!v) {
-    v = block_.add_vars();
-    v->set_name(name.str());
-    index_[v->name()] = v; // the key views the stored name, not the caller's
+  auto [entry, added] = index_.try_emplace(name, nullptr);
+  if (added) {
+    entry->second = block_.add_vars();
+    entry->second->set_name(name.str());
+    entry->first = entry->second->name(); // the same key, viewing the stored name, not the caller's
   }
+  proto::Var *v = entry->second;
   setDense(v, dtype, dims);
   return *v;
 }

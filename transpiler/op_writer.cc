@@ -55,6 +55,11 @@ OpWriter &OpWriter::attr(llvm::StringRef name, float value) {
   return *this;
 }
 
+OpWriter &OpWriter::attr(llvm::StringRef name, llvm::StringRef value) {
+  addAttr(name).set_s(value.str());
+  return *this;
+}
+
 OpWriter &OpWriter::attr(llvm::StringRef name, llvm::ArrayRef<int64_t> values) {
   addAttr(name).mutable_ints()->mutable_v()->Add(values.begin(), values.end());
   return *this;

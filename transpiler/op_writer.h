@@ -24,6 +24,7 @@ public:
   OpWriter &output(llvm::StringRef slot, llvm::StringRef name);
   OpWriter &attr(llvm::StringRef name, int64_t value);
   OpWriter &attr(llvm::StringRef name, float value);
+  OpWriter &attr(llvm::StringRef name, llvm::StringRef value);
   OpWriter &attr(llvm::StringRef name, llvm::ArrayRef<int64_t> values);
   OpWriter &attr(llvm::StringRef name, llvm::ArrayRef<std::string> values);
   /// A new int (string) list attr whose values the caller adds, so that a list made from the

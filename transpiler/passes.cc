@@ -1,6 +1,8 @@
 // The list of the transpiler's passes, and the slice pass.
 #include "transpiler/passes.h"
 
+#include <future>
+
 namespace oar {
 
 llvm::ArrayRef<TranspilePass> transpilePasses() {
@@ -13,7 +15,14 @@ llvm::ArrayRef<TranspilePass> transpilePasses() {
 }
 
 llvm::Error slicePass(TranspileState &state) {
+  // Hashing the job serializes it (a megabyte for 1,000 params) and needs only the source
+  // programs, so it runs on another core while this one slices. Where no thread can be started,
+  // get() hashes here instead.
+  std::future<uint64_t> hash =
+      std::async(std::launch::async | std::launch::deferred,
+                 [&state] { return jobHash(state.source(), state.startup); });
   auto plan = makePlan(state.source(), state.config, std::move(state.tables));
+  state.jobHash = hash.get();
   if (!plan)
     return plan.takeError();
   state.result.plan = std::move(*plan);

@@ -200,9 +200,14 @@ std::string DistributePlan::digest(bool withEndpoints) const {
                   std::to_string(config.mode == "geo" ? config.geoKSteps : 0);
   for (const std::string &ep : config.pservers)
     s += "|" + (withEndpoints ? ep : std::string("pserver"));
-  for (const ParamPlan &p : params)
+  for (const ParamPlan &p : params) // appended piece by piece: no temporary string per block
     for (const VarBlock &b : p.blocks)
-      s += "|" + b.name + ":" + std::to_string(b.numel) + "@" + std::to_string(b.endpointIndex);
+      s.append("|")
+          .append(b.name)
+          .append(":")
+          .append(std::to_string(b.numel))
+          .append("@")
+          .append(std::to_string(b.endpointIndex));
   for (const TablePlan &t : tables)
     s += "|table " + t.table + ":" + std::to_string(t.width) + "/" +
          std::to_string(config.tableShards) + "/" + std::to_string(t.admitAfter) + "/" +

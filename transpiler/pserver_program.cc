@@ -224,17 +224,21 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
 
   for (const TablePlan &t : plan.tables)
     appendSparseTable(in, t, root, vars);
-  *root.add_ops() = makeOp("listen_and_serv", {}, {},
-                           {{"endpoint", plan.config.pservers[index]},
-                            {"fanin", trainers},
-                            {"mode", mode},
-                            {"grad_to_block_id", gradToBlock},
-                            {"param_blocks", paramBlocks},
-                            {"block_params", blockParams},
-                            {"block_row_begin", blockRowBegin},
-                            {"optimize_blocks", optimizeBlocks},
-                            {"plan_digest", in.digests().plan}},
-                           proto::DIST);
+  // Written in place, its name lists moved in: makeOp would copy each of them three times.
+  auto moveInto = [](OpWriter::Names &to, std::vector<std::string> &from) {
+    to.Reserve(static_cast<int>(from.size()));
+    for (std::string &name : from)
+      to.Add(std::move(name));
+  };
+  OpWriter serve(root, "listen_and_serv", proto::DIST); // attrs in name order
+  moveInto(serve.strings("block_params"), blockParams);
+  serve.attr("block_row_begin", blockRowBegin)
+      .attr("endpoint", llvm::StringRef(plan.config.pservers[index]))
+      .attr("fanin", trainers);
+  moveInto(serve.strings("grad_to_block_id"), gradToBlock);
+  serve.attr("mode", llvm::StringRef(mode)).attr("optimize_blocks", optimizeBlocks);
+  moveInto(serve.strings("param_blocks"), paramBlocks);
+  serve.attr("plan_digest", llvm::StringRef(in.digests().plan));
   setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
 }
 

@@ -16,8 +16,8 @@
 namespace oar {
 
 TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Program &startup,
-                                 const DistributePlan &plan)
-    : main(main), startup(startup), plan(plan) {
+                                 const DistributePlan &plan, uint64_t jobHash)
+    : main(main), startup(startup), plan(plan), jobHash(jobHash) {
   mainVars.reserve(main.blocks(0).vars_size()); // no rehash, which reads every name again
   startupWriters.reserve(startup.blocks(0).ops_size());
   for (const proto::Var &v : main.blocks(0).vars())
@@ -38,9 +38,8 @@ TranspileInputs::TranspileInputs(const proto::Program &main, const proto::Progra
 
 const TranspileInputs::Digests &TranspileInputs::digests() const {
   std::call_once(digestsOnce_, [this] {
-    uint64_t job = jobHash(main, startup);
-    digests_ = {jobDigest(plan, job, /*withEndpoints=*/true),
-                jobDigest(plan, job, /*withEndpoints=*/false)};
+    digests_ = {jobDigest(plan, jobHash, /*withEndpoints=*/true),
+                jobDigest(plan, jobHash, /*withEndpoints=*/false)};
   });
   return digests_;
 }
@@ -87,7 +86,7 @@ llvm::Expected<TranspileResult> transpile(const proto::Program &main, const prot
 llvm::Error programsPass(TranspileState &state) {
   TranspileResult &r = state.result;
   const DistributeConfig &config = state.config;
-  TranspileInputs in(state.source(), state.startup, r.plan);
+  TranspileInputs in(state.source(), state.startup, r.plan, state.jobHash);
   // The programs are independent given `in`, which the jobs only read, and each job writes only
   // its own programs: building them in parallel cannot change what they hold. Most of the time
   // goes to allocating messages, so each job's programs go on an arena of its own (an arena

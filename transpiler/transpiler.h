@@ -49,21 +49,22 @@ private:
 /// the single-machine programs. Holds references: `main`, `startup` and `plan` must outlive it
 /// and stay unchanged, as the index keys view names inside `main` and `startup`.
 struct TranspileInputs {
+  /// `jobHash` is jobHash(main, startup).
   TranspileInputs(const proto::Program &main, const proto::Program &startup,
-                  const DistributePlan &plan);
+                  const DistributePlan &plan, uint64_t jobHash);
   const proto::Program &main, &startup;
   const DistributePlan &plan;
+  const uint64_t jobHash;
   struct Digests {
-    /// jobDigest(plan, jobHash(main, startup), true): what every program records as its
-    /// plan_digest.
+    /// jobDigest(plan, jobHash, true): what every program records as its plan_digest.
     std::string plan;
     /// The same without the pservers' endpoints: names the job's checkpoints, which a relaunch
     /// on other ports resumes from.
     std::string checkpoint;
   };
-  /// The digests, computed by the first caller (the others wait for it). Serializing a large
-  /// job takes as long as building two programs: programsPass computes them as one of its
-  /// parallel jobs, and builders ask for them at their end.
+  /// The digests, computed by the first caller (the others wait for it). Each writes out every
+  /// block of the plan: programsPass computes them as one of its parallel jobs, and builders
+  /// ask for them at their end.
   const Digests &digests() const;
   /// The vars of main's block 0 by name.
   llvm::DenseMap<llvm::StringRef, const proto::Var *> mainVars;

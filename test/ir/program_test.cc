@@ -5,6 +5,7 @@
 #include "api/optimizer.h"
 #include "api/recipes.h"
 #include "ir/listing.h"
+#include "ir/names.h"
 #include "ir/verify.h"
 #include "test/support/expect.h"
 
@@ -122,4 +123,27 @@ TEST_CASE("the listing shows one line per op with outputs on the left", "[ir]") 
   CHECK_THAT(text, Contains("fc_0.tmp_0 = mul(X: img, Y: fc_0.w_0) {x_num_col_dims=1}"));
   CHECK_THAT(text, Contains("= adam(Param: fc_0.w_0, Grad: fc_0.w_0@GRAD"));
   CHECK_THAT(dotGraph({{"main", m.main()}}), Contains("digraph oar"));
+}
+
+TEST_CASE("a VarTable keeps one var per name and finds it by a name the caller no longer holds", "[ir]") {
+  proto::Program prog = newProgram();
+  proto::Block &block = *prog.mutable_blocks(0);
+  VarTable vars(block);
+  for (unsigned i = 0; i < 100; ++i) // temporaries, gone after each declare; the table regrows
+    vars.declare(blockName("w", i), proto::F32, {2, 3});
+  vars.declare(std::string("w.block7"), proto::F32, {4}); // retypes the one var
+  REQUIRE(block.vars_size() == 100);
+  for (unsigned i = 0; i < 100; ++i) {
+    const proto::Var *v = vars.find(blockName("w", i));
+    REQUIRE(v);
+    CHECK(v->name() == "w.block" + std::to_string(i));
+  }
+  CHECK(vars.find("w.block7")->type().dims_size() == 1);
+  CHECK(vars.find("w.block100") == nullptr);
+}
+
+TEST_CASE("derived names of blocks and trainer copies", "[ir]") {
+  CHECK(blockName("fc_0.w_0", 0) == "fc_0.w_0.block0");
+  CHECK(blockName("w", 4294967295u) == "w.block4294967295");
+  CHECK(trainerCopyName("fc_0.w_0@GRAD.block3", 12) == "fc_0.w_0@GRAD.block3.trainer_12");
 }
