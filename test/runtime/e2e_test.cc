@@ -284,9 +284,12 @@ TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and a
   CHECK_THAT(readFile(dir + "/sync/pserver.0.log"), Contains("no send_barrier from trainer(s) 1"));
   CHECK_THAT(readFile(dir + "/sync/trainer.0.log"), Contains("no send_barrier from trainer(s) 1"));
 
-  // Async: the survivor trains to the end; the pservers report the lost trainer.
-  makeFitALine(dir + "/short", "--lr=0.001 --batch-size=10 --epochs=150");
-  out = runJob(dir + "/short", dir + "/async", "trainer.1", "0.5", "--mode async" + timeouts);
+  // Async: the survivor trains to the end; the pservers report the lost trainer. The kill
+  // counts from trainer 1's first step, not from the launch: on a quick machine 150 epochs
+  // were over before a kill 0.5 s after the launch.
+  makeFitALine(dir + "/short", "--lr=0.001 --batch-size=10 --epochs=600");
+  out = runJob(dir + "/short", dir + "/async", "trainer.1", "0.1", "--mode async" + timeouts,
+               nullptr, "paddle1", "VICTIM_WAIT_FOR='step 1/'");
   INFO(out);
   CHECK_THAT(out, Contains("trainer.0 0"));
   CHECK_THAT(readFile(dir + "/async/trainer.0.log"), Contains("trainer 0: trained"));
