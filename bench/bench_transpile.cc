@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
     best = std::min(best, took);
     leastCpu = std::min(leastCpu, cpuSeconds() - cpuStart);
     if (round == 0)
-      first = took; // what a tool that transpiles once takes: its memory is all fresh
+      first = took;        // what a tool that transpiles once takes: its memory is all fresh
     result = std::move(r); // freeing the previous round's programs is not timed... nor is this
   }
   size_t blocks = 0;
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
                                 "endpoints, {4} ops: best of {7} = {5:f3} s (first round {6:f3} s; "
                                 "least CPU time of a round {8:f3} s)\n",
                                 std::thread::hardware_concurrency(), result.plan.params.size(),
-                                blocks, config.pservers.size(), m.main().blocks(0).ops_size(),
-                                best, first, rounds, leastCpu);
+                                blocks, config.pservers.size(), m.main().blocks(0).ops_size(), best,
+                                first, rounds, leastCpu);
   return 0;
 }

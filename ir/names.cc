@@ -15,12 +15,8 @@ std::optional<std::string> gradOf(llvm::StringRef name) {
   return name.str();
 }
 
-std::string renamedGrad(llvm::StringRef grad, unsigned index) {
-  return (grad + kRenameSuffix + llvm::Twine(index)).str();
-}
-
 /// `var` + `suffix` + the decimal `n`, built in one allocation: the transpiler makes several
-/// such names per param block, and a Twine's str() cost seven times as much.
+/// such names per param block, and a Twine's str() cost several times as much.
 static std::string numbered(llvm::StringRef var, llvm::StringRef suffix, unsigned n) {
   char digits[16];
   char *end = std::to_chars(digits, digits + sizeof(digits), n).ptr;
@@ -28,6 +24,10 @@ static std::string numbered(llvm::StringRef var, llvm::StringRef suffix, unsigne
   name.reserve(var.size() + suffix.size() + static_cast<size_t>(end - digits));
   name.append(var.data(), var.size()).append(suffix.data(), suffix.size()).append(digits, end);
   return name;
+}
+
+std::string renamedGrad(llvm::StringRef grad, unsigned index) {
+  return numbered(grad, kRenameSuffix, index);
 }
 
 std::string blockName(llvm::StringRef var, unsigned block) {

@@ -18,9 +18,9 @@ llvm::Error slicePass(TranspileState &state) {
   // Hashing the job serializes it (a megabyte for 1,000 params) and needs only the source
   // programs, so it runs on another core while this one slices. Where no thread can be started,
   // get() hashes here instead.
-  std::future<uint64_t> hash =
-      std::async(std::launch::async | std::launch::deferred,
-                 [&state] { return jobHash(state.source(), state.startup); });
+  std::future<uint64_t> hash = std::async(std::launch::async | std::launch::deferred, [&state] {
+    return jobHash(state.source(), state.startup);
+  });
   auto plan = makePlan(state.source(), state.config, std::move(state.tables));
   state.jobHash = hash.get();
   if (!plan)

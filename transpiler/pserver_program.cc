@@ -185,9 +185,9 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
   std::vector<std::string> gradToBlock, paramBlocks, blockParams;
   std::vector<int64_t> optimizeBlocks, blockRowBegin;
 
-  for (const TranspileInputs::LocalParam &local : in.paramsOn[index])
+  for (const TranspileInputs::LocalParam &local : in.paramsOn[index]) {
+    const ParamPlan &p = *local.param;
     for (const VarBlock *slice : local.blocks) {
-      const ParamPlan &p = *local.param;
       const VarBlock &b = *slice;
       declareState(vars, p, b.name, b.dims);
       paramBlocks.push_back(b.name);
@@ -221,6 +221,7 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
       }
       appendUpdate(in, p, b, sub, vars);
     }
+  }
 
   for (const TablePlan &t : plan.tables)
     appendSparseTable(in, t, root, vars);

@@ -125,7 +125,8 @@ TEST_CASE("the listing shows one line per op with outputs on the left", "[ir]") 
   CHECK_THAT(dotGraph({{"main", m.main()}}), Contains("digraph oar"));
 }
 
-TEST_CASE("a VarTable keeps one var per name and finds it by a name the caller no longer holds", "[ir]") {
+TEST_CASE("a VarTable keeps one var per name and finds it by a name the caller no longer holds",
+          "[ir]") {
   proto::Program prog = newProgram();
   proto::Block &block = *prog.mutable_blocks(0);
   VarTable vars(block);

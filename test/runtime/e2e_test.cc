@@ -180,7 +180,8 @@ TEST_CASE("oar-launch takes threads set by hand: node flags, its own flags, then
   // the source.
   std::string byFlag = launch("", "--worker-threads=1");
   CHECK_THAT(byFlag, Contains("trainer 0: 1 compute thread (--num-threads)"));
-  CHECK_THAT(byFlag, Contains("optimizing on the socket's thread; 1 compute thread (--num-threads)"));
+  CHECK_THAT(byFlag,
+             Contains("optimizing on the socket's thread; 1 compute thread (--num-threads)"));
   CHECK_THAT(launch("OMP_NUM_THREADS=1", ""),
              Contains("trainer 0: 1 compute thread (OMP_NUM_THREADS)"));
   std::string twoByHand = launch("OMP_NUM_THREADS=2 OMP_WAIT_POLICY=active", "");
