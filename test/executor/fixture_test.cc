@@ -10,6 +10,7 @@ using namespace oar;
 // Builds the fixture's model, loads init/, trains on x.npy/y.npy and compares every step's loss
 // (1e-4 relative) and the final parameters (rtol 1e-3, atol 1e-5), on `device`.
 static void reproduce(const std::string &name, Device device = Device::Cpu) {
+  useReproducibleGemm();
   Fixture f = loadFixture(name);
   ModelBuilder m = requireValue(buildRecipe(f.spec));
   REQUIRE_OK(verifyProgram(m.main(), name + " main"));

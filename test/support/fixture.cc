@@ -1,6 +1,8 @@
 // Fixture loading.
 #include "test/support/fixture.h"
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include <cstring>
 
 #include "executor/npy.h"
@@ -71,6 +73,13 @@ double toleranceRatio(const oar::Tensor &a, const oar::Tensor &b, double rtol, d
     worst = std::max(worst, std::abs(x - y) / (atol + rtol * std::abs(y)));
   }
   return worst;
+}
+
+bool useReproducibleGemm() {
+  static const bool pinned = dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx) == dnnl_success;
+  if (!pinned)
+    WARN("oneDNN ran a GEMM before the fixture pinned its kernels: results depend on this CPU");
+  return pinned;
 }
 
 bool sameBits(const oar::Tensor &a, const oar::Tensor &b) {

@@ -26,3 +26,11 @@ std::vector<std::string> fixtureNames();
 double toleranceRatio(const oar::Tensor &a, const oar::Tensor &b, double rtol, double atol);
 /// Whether a and b have the same dtype, dims and bytes.
 bool sameBits(const oar::Tensor &a, const oar::Tensor &b);
+/// Limits oneDNN's GEMMs to its AVX kernels (no FMA) for the rest of the process, before the
+/// first GEMM: they give the same bits on every x86-64 machine. The FMA kernels (AVX2, AVX-512)
+/// round a GEMM's sums differently on each ISA, and Adam, which divides each gradient by its
+/// running RMS, turns those last bits into whole steps of lr for weights whose gradient sums
+/// nearly cancel: on an AMD EPYC (AVX2) the MNIST MLP's Adam trajectory leaves PyTorch's by 1e-4
+/// after 10 steps and 1e-2 after 30, while the same code on the AVX kernels stays within 1e-4.
+/// False (and a warning) when a GEMM ran before the call.
+bool useReproducibleGemm();
