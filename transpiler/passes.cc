@@ -15,11 +15,13 @@ llvm::ArrayRef<TranspilePass> transpilePasses() {
 }
 
 llvm::Error slicePass(TranspileState &state) {
-  // Hashing the job serializes it (a megabyte for 1,000 params) and needs only the source
-  // programs, so it runs on another core while this one slices. Where no thread can be started,
-  // get() hashes here instead.
+  // Hashing the job serializes it (a megabyte for 1,000 params) and needs only the
+  // single-machine programs, so it runs on another core while this one slices. Where no thread
+  // can be started, get() hashes here instead. The programs as the user gave them, not as the
+  // distributed-table pass rewrote them: its ops name the pservers' endpoints, which a relaunch
+  // on other ports changes, and its checkpoints must still be this job's.
   std::future<uint64_t> hash = std::async(std::launch::async | std::launch::deferred, [&state] {
-    return jobHash(state.source(), state.startup);
+    return jobHash(state.main, state.startup);
   });
   auto plan = makePlan(state.source(), state.config, std::move(state.tables));
   state.jobHash = hash.get();

@@ -19,7 +19,7 @@ struct TranspileState {
   std::optional<proto::Program> rewritten;
   std::vector<TablePlan> tables; ///< what the distributed-table pass took out of main
   TranspileResult result;        ///< the plan (slice), then the programs (programs)
-  uint64_t jobHash = 0;          ///< jobHash(source(), startup), computed beside the slicing
+  uint64_t jobHash = 0;          ///< jobHash(main, startup), computed beside the slicing
   /// The single-machine program the later passes read.
   const proto::Program &source() const { return rewritten ? *rewritten : main; }
 };
