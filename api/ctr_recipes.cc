@@ -96,7 +96,9 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
   if (s.model == "deepfm")
     logit = m.elementwise("elementwise_add", logit, factorisationMachine(m, in));
   std::string loss = m.mean(m.sigmoidCrossEntropyWithLogits(logit, in.label));
-  m.addMetric(m.auc(m.activation(logit, "sigmoid"), in.label));
+  std::string click = m.activation(logit, "sigmoid"); // the click probability
+  m.addMetric(m.auc(click, in.label));
+  m.addPrediction(click);
   // Admission and eviction of the tables' rows, read by the distributed-table pass.
   for (proto::Op &op : *m.main().mutable_blocks(0)->mutable_ops())
     if (op.type() == "lookup_table") {

@@ -68,6 +68,11 @@ void ModelBuilder::addMetric(llvm::StringRef metric) {
     main_.add_metrics(metric.str());
 }
 
+void ModelBuilder::addPrediction(llvm::StringRef var) {
+  if (inputVar("addPrediction", var))
+    main_.add_predictions(var.str());
+}
+
 void ModelBuilder::setFeed(const char *which, const FeedSpec &spec, proto::DataFeed &dst) {
   if (failed())
     return;

@@ -101,6 +101,9 @@ public:
   /// The loss the trainer reports and metrics it evaluates on the test set.
   void setLoss(llvm::StringRef loss);
   void addMetric(llvm::StringRef metric);
+  /// A var a served model returns (a click probability, class probabilities): oar-export keeps
+  /// the ops that compute it from the fed vars, and oar-predict writes it per row.
+  void addPrediction(llvm::StringRef var);
 
   /// The rows training reads, and the rows the trained model is scored on. The format, the
   /// files, and that every column names a declared var are checked here.

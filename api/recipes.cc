@@ -75,6 +75,8 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
   std::string loss = m.mean(cost);
   if (classify)
     m.addMetric(m.accuracy(pred, label));
+  // What a served model returns: class probabilities, or the regression's value.
+  m.addPrediction(classify ? m.activation(pred, "softmax") : pred);
   auto opt = makeRecipeOptimizer(s);
   if (!opt)
     return opt.takeError();

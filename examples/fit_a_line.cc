@@ -13,6 +13,7 @@ int main(int argc, char **argv) {
   std::string y = m.data("y", {1});
   std::string pred = m.fc(x, 1);
   std::string loss = m.mean(m.squareErrorCost(pred, y));
+  m.addPrediction(pred); // what oar-predict writes for each row
   exitOnErr(oar::SGD(0.01f).minimize(m, loss));
 
   auto feed = [&](const char *split) {

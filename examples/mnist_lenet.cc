@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   std::string logits = m.fc(c2, 10);
   std::string loss = m.mean(m.softmaxWithCrossEntropy(logits, label));
   m.addMetric(m.accuracy(logits, label));
+  m.addPrediction(m.activation(logits, "softmax")); // class probabilities, served
   exitOnErr(oar::SGD(0.05f).minimize(m, loss));
 
   auto feed = [&](const char *images, const char *labels) {

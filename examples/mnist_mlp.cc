@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   std::string logits = m.fc(h, 10);
   std::string loss = m.mean(m.softmaxWithCrossEntropy(logits, label));
   m.addMetric(m.accuracy(logits, label));
+  m.addPrediction(m.activation(logits, "softmax")); // class probabilities, served
   exitOnErr(oar::Adam(0.001f).minimize(m, loss));
 
   auto feed = [&](const char *images, const char *labels) {

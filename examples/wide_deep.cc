@@ -31,7 +31,9 @@ int main(int argc, char **argv) {
     h = m.fc(h, 400, "relu");
   std::string logit = m.elementwise("elementwise_add", wide, m.fc(h, 1));
   std::string loss = m.mean(m.sigmoidCrossEntropyWithLogits(logit, label));
-  m.addMetric(m.auc(m.activation(logit, "sigmoid"), label));
+  std::string click = m.activation(logit, "sigmoid"); // the click probability, served
+  m.addMetric(m.auc(click, label));
+  m.addPrediction(click);
   exitOnErr(oar::Adagrad(0.02f).minimize(m, loss));
 
   auto feed = [&](const char *file) {

@@ -33,6 +33,58 @@ llvm::StringRef descrOf(DType d) {
   }
 }
 
+/// IEEE half to float, every value exact (subnormals, inf and NaN included).
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f)
+    bits = sign | 0x7f800000u | (mant << 13);
+  else if (exp != 0)
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  else if (mant == 0)
+    bits = sign;
+  else { // subnormal: normalise
+    int shift = 0;
+    while (!(mant & 0x400))
+      mant <<= 1, ++shift;
+    bits = sign | (uint32_t(113 - shift) << 23) | ((mant & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+} // namespace
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) // inf or NaN (a NaN keeps a payload bit)
+    return sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 : 0);
+  if (absx >= 0x477ff000u) // rounds past the largest half: inf
+    return sign | 0x7c00;
+  if (absx < 0x38800000u) { // a subnormal half (or zero): round the shifted mantissa
+    if (absx < 0x33000000u)
+      return sign;
+    uint32_t mant = (absx & 0x7fffff) | 0x800000;
+    int shift = 126 - static_cast<int>(absx >> 23); // 14..24
+    uint32_t half = mant >> shift, rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1)))
+      ++half;
+    return sign | static_cast<uint16_t>(half);
+  }
+  uint32_t half = ((absx >> 13) - (112u << 10)), rest = absx & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half; // may carry into the exponent, which is right
+  return sign | static_cast<uint16_t>(half);
+}
+
+float halfBitsToFloat(uint16_t h) { return halfToFloat(h); }
+
+namespace {
+
 /// The value after `'key':` in the header dict, up to `end`.
 llvm::StringRef headerField(llvm::StringRef header, llvm::StringRef key, char end) {
   size_t at = header.find(("'" + key + "'").str());
@@ -80,8 +132,11 @@ llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
     dims.push_back(d);
   }
   DType dtype;
-  bool widenU8 = false;
-  if (descr == "<f4")
+  bool widenU8 = false, widenF16 = false;
+  if (descr == "<f2") {
+    dtype = proto::F32;
+    widenF16 = true;
+  } else if (descr == "<f4")
     dtype = proto::F32;
   else if (descr == "<f8")
     dtype = proto::F64;
@@ -93,12 +148,13 @@ llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
     dtype = proto::I64;
     widenU8 = true;
   } else
-    return makeError("{0}: dtype '{1}' is not supported (use float32, float64, int32 or int64)",
+    return makeError("{0}: dtype '{1}' is not supported (use float16, float32, float64, int32 or "
+                     "int64)",
                      path, descr);
   // Check the shape against the bytes in the file before allocating anything: a header may
   // promise far more than the file holds.
   llvm::StringRef payload = bytes.drop_front(offset + headerLen);
-  uint64_t want = widenU8 ? 1 : dtypeSize(dtype);
+  uint64_t want = widenU8 ? 1 : widenF16 ? 2 : dtypeSize(dtype);
   for (int64_t d : dims)
     if (__builtin_mul_overflow(want, static_cast<uint64_t>(d), &want))
       return makeError("{0}: shape {1} in the .npy header is too large", path, dimsString(dims));
@@ -109,6 +165,12 @@ llvm::Expected<Tensor> readNpy(llvm::StringRef path) {
   if (widenU8)
     for (int64_t i = 0; i < t.numel(); ++i)
       t.data<int64_t>()[i] = static_cast<uint8_t>(payload[i]);
+  else if (widenF16)
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, payload.data() + 2 * i, 2);
+      t.data<float>()[i] = halfToFloat(h);
+    }
   else
     std::memcpy(t.raw(), payload.data(), want);
   return t;
@@ -125,8 +187,10 @@ static int syncToDisk(const std::string &path) {
   return err;
 }
 
-/// Writes `t` as a .npy file at `file`; errors name `path` (the name the caller gave).
-static llvm::Error writeNpyFile(const std::string &file, llvm::StringRef path, const Tensor &t) {
+/// Writes `t` as a .npy file at `file`; errors name `path` (the name the caller gave). With
+/// `asF16`, an f32 tensor is written as float16, rounded to nearest even.
+static llvm::Error writeNpyFile(const std::string &file, llvm::StringRef path, const Tensor &t,
+                                bool asF16 = false) {
   std::string shape = "(";
   for (int64_t d : t.dims())
     shape += std::to_string(d) + ", ";
@@ -136,7 +200,7 @@ static llvm::Error writeNpyFile(const std::string &file, llvm::StringRef path, c
     shape.resize(shape.size() - 1); // "(5,)"
   shape += ")";
   std::string header = llvm::formatv("{{'descr': '{0}', 'fortran_order': False, 'shape': {1}, }",
-                                     descrOf(t.dtype()), shape)
+                                     asF16 ? "<f2" : descrOf(t.dtype()), shape)
                            .str();
   // Pad so the data starts on a 64-byte boundary; the header ends with a newline.
   size_t total = 10 + header.size() + 1;
@@ -147,12 +211,20 @@ static llvm::Error writeNpyFile(const std::string &file, llvm::StringRef path, c
     os << '\x01' << '\x00';
     uint16_t len = static_cast<uint16_t>(header.size());
     os << static_cast<char>(len & 0xff) << static_cast<char>(len >> 8) << header;
-    os.write(static_cast<const char *>(t.raw()), t.bytes());
+    if (!asF16) {
+      os.write(static_cast<const char *>(t.raw()), t.bytes());
+      return;
+    }
+    std::vector<uint16_t> half(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i)
+      half[i] = floatToHalf(t.data<float>()[i]);
+    os.write(reinterpret_cast<const char *>(half.data()), half.size() * 2);
   });
 }
 
-llvm::Error writeNpySynced(llvm::StringRef file, llvm::StringRef path, const Tensor &t) {
-  if (llvm::Error err = writeNpyFile(file.str(), path, t)) {
+llvm::Error writeNpySynced(llvm::StringRef file, llvm::StringRef path, const Tensor &t,
+                           bool asF16) {
+  if (llvm::Error err = writeNpyFile(file.str(), path, t, asF16)) {
     llvm::sys::fs::remove(file);
     return err;
   }

@@ -62,13 +62,41 @@ SaveSet::~SaveSet() {
       llvm::sys::fs::remove(join(dir_, rel) + kStaged.str());
 }
 
-llvm::Error SaveSet::add(llvm::StringRef path, const Tensor &t) {
+llvm::Expected<std::string> SaveSet::relativePath(llvm::StringRef path) const {
   llvm::StringRef rel = path;
   if (!rel.consume_front(dir_) || !rel.consume_front("/") || rel.empty() || rel.contains('\n'))
     return makeError("{0}: not a file name under the saved directory {1}", path, dir_);
-  if (llvm::Error err = writeNpySynced((path + kStaged).str(), path, t))
+  return rel.str();
+}
+
+llvm::Error SaveSet::add(llvm::StringRef path, const Tensor &t, bool asF16) {
+  auto rel = relativePath(path);
+  if (!rel)
+    return rel.takeError();
+  if (llvm::Error err = writeNpySynced((path + kStaged).str(), path, t, asF16))
     return err;
-  files_.push_back(rel.str());
+  files_.push_back(std::move(*rel));
+  bytes_ += asF16 ? t.bytes() / 2 : t.bytes();
+  return llvm::Error::success();
+}
+
+llvm::Error SaveSet::addText(llvm::StringRef path, llvm::StringRef text) {
+  auto rel = relativePath(path);
+  if (!rel)
+    return rel.takeError();
+  std::string staged = (path + kStaged).str();
+  int fd = open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            fsync(fd) == 0;
+  int err = errno;
+  if (fd >= 0)
+    close(fd);
+  if (!ok) {
+    llvm::sys::fs::remove(staged);
+    return makeError("{0}: cannot write: {1}", path, strerror(err));
+  }
+  files_.push_back(std::move(*rel));
+  bytes_ += text.size();
   return llvm::Error::success();
 }
 

@@ -24,14 +24,22 @@ public:
   /// Removes the staged files of a set that was not committed.
   ~SaveSet();
 
-  /// Stages `t` for `path`, which must lie under the set's directory.
-  llvm::Error add(llvm::StringRef path, const Tensor &t);
+  /// Stages `t` for `path`, which must lie under the set's directory (as float16 with `asF16`).
+  llvm::Error add(llvm::StringRef path, const Tensor &t, bool asF16 = false);
+  /// Stages a text file.
+  llvm::Error addText(llvm::StringRef path, llvm::StringRef text);
+  /// Files staged so far, and their bytes.
+  size_t files() const { return files_.size(); }
+  uint64_t bytes() const { return bytes_; }
   /// Puts every staged file in place. Errors name the file.
   llvm::Error commit();
 
 private:
   std::string dir_;
+  /// `path` relative to the set's directory, or an error.
+  llvm::Expected<std::string> relativePath(llvm::StringRef path) const;
   std::vector<std::string> files_; ///< relative to dir_
+  uint64_t bytes_ = 0;
   bool committed_ = false;
 };
 

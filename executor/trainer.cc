@@ -126,6 +126,9 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
     reports.push_back(r);
     if (opts.onStep)
       opts.onStep(r);
+    if (opts.afterStep)
+      if (llvm::Error err = opts.afterStep(r, scope))
+        return addContext(std::move(err), llvm::formatv("after step {0}", step).str());
     bool due = (opts.evalEverySteps > 0 && (r.step + 1) % opts.evalEverySteps == 0) ||
                (opts.evalEveryEpoch && (*reader)->atEpochEnd());
     if (due) {
@@ -140,11 +143,11 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
 }
 
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
-                                    const proto::DataFeed &feed) {
+                                    const proto::DataFeed &feed, const EvalBatchHook &afterBatch) {
   auto rows = openBatchSource(readOnce(feed), main.blocks(0));
   if (!rows)
     return rows.takeError();
-  return evaluate(exec, main, scope, **rows);
+  return evaluate(exec, main, scope, **rows, afterBatch);
 }
 
 /// The state a metric's op keeps across batches: the vars it reads and writes in place (auc's
@@ -164,7 +167,7 @@ static std::vector<std::string> metricState(const proto::Program &main, llvm::St
 }
 
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
-                                    BatchSource &rows) {
+                                    BatchSource &rows, const EvalBatchHook &afterBatch) {
   if (llvm::Error err = rows.rewind())
     return err;
   EvalResult result;
@@ -200,6 +203,8 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
     feedBatch(scope, rows, batch);
     if (llvm::Error err = exec.run(main, scope, 0, forwardOnly))
       return addContext(std::move(err), "evaluation");
+    if (afterBatch)
+      afterBatch(scope);
     int64_t n = batch[0].dim(0);
     result.rows += n;
     result.loss += scalarOf(scope, main.loss()) * n;

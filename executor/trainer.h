@@ -38,6 +38,8 @@ struct TrainOptions {
   bool stopOnNonFinite = true;
   /// Steps already trained (a job resumed from a checkpoint): that many batches are skipped.
   int64_t startStep = 0;
+  /// Called after every step with the model as it stands (a checkpoint); an error ends training.
+  std::function<llvm::Error(const StepReport &, const Scope &)> afterStep;
   /// Called when a step fails: returns the step to go on from (the model and the data position
   /// go back to it), or an error, the step's own when it cannot recover. Unset: none.
   std::function<llvm::Expected<int64_t>(llvm::Error)> recover;
@@ -47,13 +49,17 @@ struct TrainOptions {
 llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::Program &main,
                                                   Scope &scope, const TrainOptions &opts);
 
+/// Called after each evaluated batch with the scope holding its predictions.
+using EvalBatchHook = std::function<void(const Scope &)>;
+
 /// Scores the model in `scope` on `feed` (read once, in order).
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
-                                    const proto::DataFeed &feed);
+                                    const proto::DataFeed &feed,
+                                    const EvalBatchHook &afterBatch = {});
 /// The same over a source opened already (openBatchSource of the feed, read once in order), for
 /// repeated evaluations: rewinds it first.
 llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, Scope &scope,
-                                    BatchSource &rows);
+                                    BatchSource &rows, const EvalBatchHook &afterBatch = {});
 
 /// Loads `dir/<var>.npy` for persistable vars of `main`; each must match the var's declared
 /// dtype and shape and hold finite values. Every parameter must have a file; other state (optimizer

@@ -34,6 +34,17 @@ std::string blockName(llvm::StringRef var, unsigned block) {
   return numbered(var, kBlockSuffix, block);
 }
 
+std::optional<std::pair<std::string, unsigned>> blockOf(llvm::StringRef name) {
+  size_t at = name.rfind(kBlockSuffix);
+  if (at == llvm::StringRef::npos || at == 0)
+    return std::nullopt;
+  unsigned block = 0;
+  llvm::StringRef digits = name.drop_front(at + kBlockSuffix.size());
+  if (digits.empty() || digits.getAsInteger(10, block) || std::to_string(block) != digits)
+    return std::nullopt;
+  return std::make_pair(name.take_front(at).str(), block);
+}
+
 std::string trainerCopyName(llvm::StringRef var, unsigned trainer) {
   return numbered(var, kTrainerSuffix, trainer);
 }
@@ -43,6 +54,10 @@ std::string deltaName(llvm::StringRef var) { return (var + "@DELTA").str(); }
 std::string syncedName(llvm::StringRef var) { return (var + "@SYNCED").str(); }
 
 std::string previousVersionName(llvm::StringRef var) { return (var + "@PREVIOUS").str(); }
+
+std::string tableKeysName(llvm::StringRef table) { return (table + "@KEYS").str(); }
+std::string tableValuesName(llvm::StringRef table) { return (table + "@VALUES").str(); }
+std::string tableIndexName(llvm::StringRef table) { return (table + "@INDEX").str(); }
 
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind) {
   return (param + "_" + kind + "_0").str();

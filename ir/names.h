@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "llvm/ADT/StringRef.h"
 
@@ -23,6 +24,8 @@ std::optional<std::string> gradOf(llvm::StringRef name);
 std::string renamedGrad(llvm::StringRef grad, unsigned index);
 /// `w`, 1 -> `w.block1`.
 std::string blockName(llvm::StringRef var, unsigned block);
+/// `w.block1` -> (`w`, 1); nullopt when `name` is not a block name.
+std::optional<std::pair<std::string, unsigned>> blockOf(llvm::StringRef name);
 /// `w@GRAD.block1`, 0 -> `w@GRAD.block1.trainer_0`: one trainer's copy on a pserver.
 std::string trainerCopyName(llvm::StringRef var, unsigned trainer);
 /// `w.block0` -> `w.block0@DELTA`: a GEO trainer's change to a param block since the last sync.
@@ -32,6 +35,11 @@ std::string syncedName(llvm::StringRef var);
 /// `w.block0` -> `w.block0@PREVIOUS`: an async pserver's current version of a param, read by an
 /// update that writes the next version into a fresh buffer (runtime/param_versions.h).
 std::string previousVersionName(llvm::StringRef var);
+/// An exported table's vars: `t` -> `t@KEYS` (sorted keys), `t@VALUES` (their rows), `t@INDEX`
+/// (the index a predictor builds over the keys).
+std::string tableKeysName(llvm::StringRef table);
+std::string tableValuesName(llvm::StringRef table);
+std::string tableIndexName(llvm::StringRef table);
 /// Names of a parameter's optimizer state: `w`, "moment1" -> `w_moment1_0`.
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind);
 

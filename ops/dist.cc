@@ -210,6 +210,9 @@ OAR_OP(sparse_table)
     .attr<int64_t>("admit_after", 1, "a key gets a row at its admit_after-th push")
     .attr<float>("admit_probability", 1.0f, "the share of keys that may get a row")
     .attr<int64_t>("evict_after", 0, "rows unseen for evict_after steps are dropped (0: never)")
+    .attr<std::vector<std::string>>("state_vars", {},
+                                    "SLOT=VAR: the single-machine optimizer's state var of each "
+                                    "slot, where a dense checkpoint of the table keeps its state")
     .inferShape(inferNothing)
     .noGrad("communication");
 

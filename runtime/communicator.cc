@@ -493,6 +493,14 @@ llvm::Error Communicator::alignCheckpointSteps(const JobIdentity &job,
   int64_t lowest = steps.begin()->second;
   for (const auto &[ep, step] : steps)
     lowest = std::min(lowest, step);
+  // Async and GEO pservers checkpoint each on its own, and nothing goes back: a trainer
+  // starting goes on from the lowest step any pserver recorded of it (its updates since may
+  // land twice on the others, as async allows); one reconnecting keeps its own step.
+  if (job.mode != "sync") {
+    if (!reconnecting_)
+      step_ = highestStepSent_ = lowest;
+    return llvm::Error::success();
+  }
   // Every pserver is asked, even one at that step already: it drops what was sent for later
   // steps. Each acts on the first trainer's request only.
   for (const std::string &ep : endpoints_) {
@@ -526,7 +534,10 @@ llvm::Error Communicator::reconnect(const JobIdentity &job) {
   forgetUnacked();
   prefetched_.clear();
   needsRecovery_ = false;
-  return connect(job);
+  reconnecting_ = true;
+  llvm::Error err = connect(job);
+  reconnecting_ = false;
+  return err;
 }
 
 llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, const Tensor *>> &vars,

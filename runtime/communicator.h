@@ -87,7 +87,7 @@ public:
   bool needsRecovery() const { return needsRecovery_ && pserversCheckpoint_; }
   /// Drops every connection and what was in flight, and connects again (waiting for a
   /// restarted pserver up to the connect timeout). Afterwards step() is the step of the
-  /// checkpoint every pserver went back to.
+  /// checkpoint every pserver went back to (sync), or the trainer's own (async, GEO).
   llvm::Error reconnect(const JobIdentity &job);
 
   /// How many pservers this trainer reaches over a ZmtpLink (see linkAddress).
@@ -210,6 +210,7 @@ private:
   static constexpr size_t kMaxUnacked = 256;
   int monitorCount_ = 0;
   bool pserversCheckpoint_ = false, needsRecovery_ = false;
+  bool reconnecting_ = false; ///< in reconnect(): async keeps its step
   /// The HELLO that opens a connection to pserver `endpoint`: this trainer's job, at `step`,
   /// and our memory probe when the pserver is on this host.
   proto::MsgHeader helloHeader(const JobIdentity &job, int64_t step,

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "checkpoint/load_pserver.h"
 #include "executor/finite_check.h"
 #include "executor/npy.h"
 #include "executor/save_set.h"
@@ -12,8 +13,11 @@
 #include "ir/verify.h"
 #include "ops/op_registry.h"
 #include "runtime/env.h"
+#include "runtime/pserver_checkpoint.h"
 #include "runtime/save_lock.h"
 #include "runtime/signals.h"
+#include "serving/inference_program.h"
+#include "serving/score_file.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -139,6 +143,14 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   train.onStep = opts.onStep;
   train.shouldStop = stopRequested;
   train.startStep = comm.step();
+  // Async and GEO have no barrier to count steps by: each step moves the trainer's clock, which
+  // its messages carry, so that a pserver's checkpoint records where each trainer was.
+  if (dist.mode() != "sync")
+    train.afterStep = [&comm, next = train.afterStep](const StepReport &r,
+                                                      const Scope &s) -> llvm::Error {
+      comm.advanceStep();
+      return next ? next(r, s) : llvm::Error::success();
+    };
   // A pserver that went away may come back from its checkpoint (restarted with the same flags):
   // wait for it, bring every pserver back to that step, fetch its params and go on from there.
   train.recover = [&](llvm::Error err) -> llvm::Expected<int64_t> {
@@ -191,9 +203,25 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
       }
   }
   if (id == 0 && progs.main.has_test_feed() && progs.main.test_feed().columns_size() > 0) {
-    auto eval = evaluate(exec, progs.main, scope, progs.main.test_feed());
+    std::unique_ptr<ScoreFile> scores;
+    if (!opts.testScoresPath.empty()) {
+      auto outputs = servedOutputs(progs.main);
+      if (!outputs)
+        return outputs.takeError();
+      auto opened = ScoreFile::open(opts.testScoresPath, std::move(*outputs));
+      if (!opened)
+        return opened.takeError();
+      scores = std::move(*opened);
+    }
+    auto eval = evaluate(exec, progs.main, scope, progs.main.test_feed(), [&](const Scope &s) {
+      if (scores)
+        scores->write(s);
+    });
     if (!eval)
       return eval.takeError();
+    if (scores)
+      if (llvm::Error err = scores->close())
+        return err;
     testResult = *eval;
   }
   if (id == 0 && !opts.saveDir.empty())
@@ -203,52 +231,48 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   return comm.complete();
 }
 
-/// Loads whole params from `dir` and keeps this pserver's rows of each block.
-static llvm::Error loadBlocks(const proto::Program &prog, const proto::Op &listen, Scope &scope,
-                              llvm::StringRef dir) {
-  ops::AttrReader attrs(listen, *ops::lookupOp("listen_and_serv"));
-  auto blocks = attrs.getStrings("param_blocks"), params = attrs.getStrings("block_params");
-  auto begins = attrs.getInts("block_row_begin");
-  if (params.size() != blocks.size() || begins.size() != blocks.size())
-    return makeError("listen_and_serv: {0} param_blocks but {1} block_params and {2} "
-                     "block_row_begin",
-                     blocks.size(), params.size(), begins.size());
+/// Removes what an earlier save of another shape left in `dir`: the blocks of pservers past
+/// this job's count, and the dense files of vars this job saves in pieces (tables, sliced
+/// params' optimizer state), which a reader would otherwise take. Pserver 0 does it.
+static void removeStaleSaveFiles(const proto::Program &prog, llvm::StringRef dir) {
+  int64_t count = std::max(1, prog.dist().pservers_size());
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    int64_t i = 0;
+    if (name.consume_front("pserver.") && !name.getAsInteger(10, i) && i >= count)
+      llvm::sys::fs::remove_directories(it->path());
+  }
+  auto blocks = pserverBlocks(prog);
+  if (!blocks) {
+    llvm::consumeError(blocks.takeError()); // the save itself reports it
+    return;
+  }
+  for (const SavedBlock &b : *blocks)
+    if (!b.param)
+      llvm::sys::fs::remove(inDir(dir, b.whole + ".npy"));
+  for (const proto::Op &op : prog.blocks(0).ops())
+    if (op.type() == "sparse_table")
+      llvm::sys::fs::remove(
+          inDir(dir, ops::AttrReader(op, *ops::lookupOp("sparse_table")).getString("table") +
+                         ".npy"));
+}
+
+/// Saves this pserver's blocks (params and optimizer state) as DIR/pserver.<i>/ with their
+/// index, replaced as a set.
+static llvm::Error savePserverBlocks(const proto::Program &prog, const Scope &scope,
+                                     llvm::StringRef saveDir) {
+  std::string dir = inDir(saveDir, "pserver." + std::to_string(prog.dist().pserver_index()));
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("{0}: cannot create directory: {1}", dir, ec.message());
   if (llvm::Error err = finishInterruptedSaves(dir))
     return err;
-  std::map<std::string, Tensor> whole;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    std::string path = inDir(dir, params[i] + ".npy");
-    if (!whole.count(params[i])) {
-      auto t = readNpy(path);
-      if (!t)
-        return t.takeError();
-      whole[params[i]] = std::move(*t);
-    }
-    const Tensor &src = whole[params[i]];
-    if (llvm::Error err = checkFinite(src, path))
-      return err;
-    const proto::Var *v = findVar(prog.blocks(0), blocks[i]);
-    if (!v)
-      return makeError("listen_and_serv: param block {0} is not declared", blocks[i]);
-    if (v->type().dims().empty())
-      return makeError("listen_and_serv: param block {0} is declared without rows", blocks[i]);
-    llvm::ArrayRef<int64_t> dims = dimsOf(v->type());
-    int64_t width = numElements(dims.drop_front()), rows = dims[0];
-    bool fits = src.dtype() == v->type().dtype() && src.rank() == dims.size() && src.rank() > 0 &&
-                rows >= 0 && begins[i] >= 0 && begins[i] <= src.dim(0) - rows &&
-                src.numel() / std::max<int64_t>(src.dim(0), 1) == width;
-    if (!fits)
-      return makeError("{0}: holds {1}{2}, which has no {3} rows from row {4} of width {5} ({6}) "
-                       "for block {7}",
-                       path, dtypeName(src.dtype()), dimsString(src.dims()), rows, begins[i], width,
-                       dtypeName(v->type().dtype()), blocks[i]);
-    Tensor block(src.dtype(), dims);
-    size_t rowBytes = width * dtypeSize(src.dtype());
-    std::memcpy(block.raw(), static_cast<const char *>(src.raw()) + begins[i] * rowBytes,
-                rows * rowBytes);
-    scope.get(blocks[i]) = std::move(block);
-  }
-  return llvm::Error::success();
+  if (prog.dist().pserver_index() == 0)
+    removeStaleSaveFiles(prog, saveDir);
+  SaveSet files(dir);
+  if (llvm::Error err = stagePserverBlocks(prog, scope, dir, files))
+    return err;
+  return files.commit();
 }
 
 llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
@@ -279,28 +303,36 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
   env.pserver.computeThreads = opts.computeThreads;
-  // Distributed tables live in the checkpoint's tables/ directory, by virtual shard.
-  if (!opts.loadDir.empty())
-    env.pserver.tableLoadDir = inDir(opts.loadDir, "tables");
+  // Distributed tables save into the save's tables/ directory, a part per pserver.
   if (!opts.saveDir.empty())
     env.pserver.tableSaveDir = inDir(opts.saveDir, "tables");
+  env.pserver.training = !opts.evalOnly;
   Executor exec;
   exec.setEnv(&env);
   Scope scope;
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), "pserver startup");
-  if (!opts.loadDir.empty())
-    if (llvm::Error err = loadBlocks(progs.main, *listen, scope, opts.loadDir))
-      return err;
+  // --load: this pserver's blocks cut from the whole vars, then (in the loop's start) its rows
+  // of every table, from a checkpoint of any layout.
+  std::optional<CheckpointReader> ckpt;
+  if (!opts.loadDir.empty()) {
+    auto opened = CheckpointReader::open(opts.loadDir);
+    if (!opened)
+      return opened.takeError();
+    ckpt = std::move(*opened);
+    auto loaded = loadPserverBlocks(progs.main, scope, *ckpt);
+    if (!loaded)
+      return loaded.takeError();
+    env.pserver.loadFrom = &*ckpt;
+    env.pserver.loaded = std::move(*loaded);
+  }
   if (llvm::Error err = exec.run(progs.main, scope, 0)) {
     if (env.trainersFailed)
       return llvm::make_error<TrainersFailedError>(llvm::toString(std::move(err)));
     return err;
   }
   if (!opts.saveDir.empty())
-    return savePersistables(
-        progs.main, scope,
-        inDir(opts.saveDir, "pserver." + std::to_string(progs.main.dist().pserver_index())));
+    return savePserverBlocks(progs.main, scope, opts.saveDir);
   return llvm::Error::success();
 }
 

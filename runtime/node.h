@@ -21,6 +21,8 @@ struct NodeOptions {
   /// trainer authenticates with its own and checks the pservers' key. Empty: plain TCP.
   CurveConfig curve;
   std::string loadDir, saveDir, metricsPath;
+  /// Trainer 0 writes its final test evaluation's predictions here (serving/score_file.h).
+  std::string testScoresPath;
   /// Sync pservers checkpoint to checkpointDir/pserver.<i>/ every checkpointEvery steps
   /// (keeping the newest checkpointKeep) and resume from there when restarted.
   std::string checkpointDir;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -114,6 +115,10 @@ struct PserverLoop::Impl {
   llvm::StringMap<int> varThread;
   PserverTables tables;
   std::optional<PserverCheckpoints> checkpoints;
+  /// Async and GEO: the job step of the next checkpoint, and each trainer's step in the
+  /// checkpoint this pserver resumed from.
+  int64_t nextAsyncCheckpoint = 0;
+  std::vector<int64_t> resumedFrom;
   /// The step this pserver last went back to at a trainer's request, until it moves on: the
   /// other trainers' requests for the same step find it done.
   std::optional<int64_t> rolledBackTo;
@@ -183,10 +188,11 @@ struct PserverLoop::Impl {
       return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     std::optional<int64_t> resumeStep;
     if (!opts.checkpointDir.empty()) {
-      if (mode != "sync")
-        return makeError("pserver {0}: checkpoints (--checkpoint-dir) are built for sync jobs; "
-                         "this one runs {1}",
-                         endpoint, mode);
+      if (opts.elastic)
+        return makeError("pserver {0}: checkpoints (--checkpoint-dir) record where each of the "
+                         "job's trainers was; trainers joining an elastic job have no place "
+                         "there",
+                         endpoint);
       checkpoints.emplace(opts.checkpointDir, program.dist().checkpoint_digest(),
                           std::max(2, opts.checkpointKeep));
       resumeStep = checkpoints->latest();
@@ -195,10 +201,13 @@ struct PserverLoop::Impl {
       if (llvm::Error err = checkpoints->load(*resumeStep, program, scope, tables))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
       log(llvm::formatv("resumed from checkpoint {0}", checkpoints->pathOf(*resumeStep)).str());
-    } else if (!opts.tableLoadDir.empty() && tables.size() > 0) {
-      if (llvm::Error err = tables.load(opts.tableLoadDir))
+    } else if (opts.loadFrom) {
+      LoadReport report = opts.loaded; // the blocks, loaded before the loop started
+      if (llvm::Error err = tables.load(*opts.loadFrom, /*ownPartOnly=*/false, report))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
-      log(llvm::formatv("loaded {0} table rows from {1}", tables.rows(), opts.tableLoadDir).str());
+      if (llvm::Error err = checkStateComplete(report, *opts.loadFrom, opts.training))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+      log(report.summary(*opts.loadFrom));
     }
     if (mode != "sync")
       versions.init(program, paramBlocks, scope);
@@ -211,15 +220,22 @@ struct PserverLoop::Impl {
     peerMemory.setSync(mode == "sync");
     peerMemory.resize(fanin);
     lastSeen.assign(fanin, Clock::now());
-    if (resumeStep) {
+    if (resumeStep && mode != "sync") {
+      // Each trainer goes on from where this checkpoint saw it (the HELLO reply says).
+      if (llvm::Error err = resumeTrainerSteps(*resumeStep))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+      nextAsyncCheckpoint = nextCheckpointAfter(*resumeStep);
+    } else if (resumeStep) {
       optimizedRounds = *resumeStep;
       barrierRound.assign(fanin, *resumeStep);
       lastStep.assign(fanin, *resumeStep);
     } else if (checkpoints) { // the step a restart before the first checkpoint goes back to
-      if (llvm::Error err = checkpoints->write(0, program, scope, tables))
+      if (llvm::Error err = checkpoints->write(0, program, scope, tables,
+                                               mode == "sync" ? std::map<std::string, std::string>{}
+                                                              : trainerStepFields()))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     }
-    if (checkpoints) // it starts where the trainers' rollback requests will point
+    if (checkpoints && mode == "sync") // it starts where the trainers' rollback requests point
       rolledBackTo = optimizedRounds;
     std::string bind =
         chooseBindAddress(endpoint, opts.bind, opts.curve.enabled(), "read and change the model",
@@ -506,6 +522,63 @@ struct PserverLoop::Impl {
     }
   }
 
+  /// Async and GEO: where trainer `t` is, as far as this pserver knows (after a restart, at least
+  /// where its checkpoint saw it: a HELLO restarts the trainer's clock at 0).
+  int64_t trainerStep(int64_t t) const {
+    return std::max(lastStep[t], t < static_cast<int64_t>(resumedFrom.size()) ? resumedFrom[t] : 0);
+  }
+  /// Async and GEO: the job's step is the trainers' mean step.
+  int64_t asyncJobStep() const {
+    int64_t sum = 0;
+    for (int64_t t = 0; t < fanin; ++t)
+      sum += trainerStep(t);
+    return sum / std::max<int64_t>(fanin, 1);
+  }
+  int64_t nextCheckpointAfter(int64_t step) const {
+    return opts.checkpointEvery > 0 ? (step / opts.checkpointEvery + 1) * opts.checkpointEvery
+                                    : std::numeric_limits<int64_t>::max();
+  }
+  /// Async and GEO: each trainer's step, as a checkpoint's MANIFEST records it.
+  std::map<std::string, std::string> trainerStepFields() const {
+    std::vector<std::string> steps;
+    for (int64_t t = 0; t < fanin; ++t)
+      steps.push_back(std::to_string(trainerStep(t)));
+    return {{"trainer_steps", llvm::join(steps, ",")}};
+  }
+  llvm::Error resumeTrainerSteps(int64_t step) {
+    std::map<std::string, std::string> fields = checkpoints->fields(step);
+    llvm::SmallVector<llvm::StringRef, 8> steps;
+    llvm::StringRef(fields["trainer_steps"]).split(steps, ',');
+    if (static_cast<int64_t>(steps.size()) != fanin)
+      return makeError("{0}: records {1} trainers' steps, this job has {2}",
+                       checkpoints->pathOf(step), steps.size(), fanin);
+    resumedFrom.assign(fanin, 0);
+    for (int64_t t = 0; t < fanin; ++t)
+      if (steps[t].getAsInteger(10, resumedFrom[t]) || resumedFrom[t] < 0)
+        return makeError("{0}: trainer {1}'s step \"{2}\" is not a step",
+                         checkpoints->pathOf(step), t, steps[t]);
+    return llvm::Error::success();
+  }
+  /// Async and GEO: a checkpoint every checkpointEvery steps of the job (or on SIGUSR1), once
+  /// every update queued before it has landed.
+  llvm::Error maybeCheckpointAsync() {
+    if (!checkpoints || mode == "sync")
+      return llvm::Error::success();
+    int64_t step = asyncJobStep();
+    bool requested = takeCheckpointRequest();
+    if (!requested && step < nextAsyncCheckpoint)
+      return llvm::Error::success();
+    if (llvm::Error err = workers->drain())
+      return err;
+    if (llvm::Error err = checkpoints->write(step, program, scope, tables, trainerStepFields()))
+      return err;
+    nextAsyncCheckpoint = nextCheckpointAfter(step);
+    if (requested)
+      log(llvm::formatv("wrote checkpoint {0} on request (SIGUSR1)", checkpoints->pathOf(step))
+              .str());
+    return llvm::Error::success();
+  }
+
   void serveReadyGets() {
     std::vector<PendingGet> still;
     for (PendingGet &g : pending) {
@@ -721,7 +794,10 @@ struct PserverLoop::Impl {
 
   /// The answer to a HELLO: whether this pserver checkpoints, and (sync) the step it applied.
   proto::MsgHeader helloReply(int64_t t, int64_t step) const {
-    proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, checkpoints ? optimizedRounds : step);
+    // With checkpoints: sync, the step applied; async and GEO, the trainer's own last step here
+    // (after a restart, where the checkpoint saw it).
+    int64_t at = !checkpoints ? step : mode == "sync" ? optimizedRounds : trainerStep(t);
+    proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, at);
     ok.set_checkpoints(checkpoints.has_value());
     return ok;
   }
@@ -916,6 +992,8 @@ struct PserverLoop::Impl {
                          .str());
         replyError(identity, msg->header, why);
       }
+      if (llvm::Error err = maybeCheckpointAsync())
+        return err;
     }
     // Updates still queued land before the params are saved.
     if (llvm::Error err = workers->drain())
@@ -948,8 +1026,12 @@ struct PserverLoop::Impl {
           return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     }
     // The job's last step, so that starting it again finds it done instead of training its tail.
-    if (checkpoints && checkpoints->latest() != optimizedRounds)
+    if (checkpoints && mode == "sync" && checkpoints->latest() != optimizedRounds)
       if (llvm::Error err = checkpoints->write(optimizedRounds, program, scope, tables))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    if (checkpoints && mode != "sync") // each trainer's last step: a restart trains no more
+      if (llvm::Error err = checkpoints->write(asyncJobStep(), program, scope, tables,
+                                               trainerStepFields()))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     if (std::string moved = peerMemory.summary(); !moved.empty())
       log(moved);

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "checkpoint/load_model.h"
 #include "executor/executor.h"
 #include "runtime/curve.h"
 #include "runtime/protocol.h"
@@ -19,9 +20,14 @@ struct PserverOptions {
   int serviceThreads = 0;
   /// The process's compute threads as its first line names them (describeComputeThreads).
   std::string computeThreads;
-  /// Where distributed tables load their rows from before serving, and save them to after every
-  /// trainer completed (empty: neither).
-  std::string tableLoadDir, tableSaveDir;
+  /// A checkpoint to load distributed tables' rows from before serving (nullptr: none), what
+  /// was loaded of it already (the blocks), and whether training goes on from it (the
+  /// optimizer-state rule of checkpoint/load_model.h).
+  const CheckpointReader *loadFrom = nullptr;
+  LoadReport loaded;
+  bool training = true;
+  /// Where distributed tables save their rows after every trainer completed (empty: nowhere).
+  std::string tableSaveDir;
   /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
   std::string jobId;
   /// Async: trainers beyond the job's count may join while it runs (a scheduler gives them ids

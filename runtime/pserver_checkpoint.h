@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint/step_checkpoints.h"
+#include "executor/save_set.h"
 #include "executor/tensor.h"
 #include "ir/program.pb.h"
 #include "llvm/Support/Error.h"
@@ -12,32 +14,39 @@ namespace oar::runtime {
 
 class PserverTables;
 
-/// Checkpoints live in `dir` (one per pserver) as step-<N>/, each holding <var>.npy, tables/ and
-/// MANIFEST. One is written under a temporary name, every file synced, MANIFEST last, then
-/// renamed into place; a directory without a MANIFEST naming every file at its size (a pserver
-/// killed while writing) is never loaded.
+/// Checkpoints live in `dir` (one per pserver) as step-<N>/ (checkpoint/step_checkpoints.h),
+/// each holding <block>.npy, the BLOCKS index that says which whole var each belongs to,
+/// tables/ with this pserver's part of every table, and MANIFEST.
 class PserverCheckpoints {
 public:
   /// `digest` ties checkpoints to the job's plan: another job's are not loaded.
   PserverCheckpoints(std::string dir, std::string digest, int keep)
-      : dir_(std::move(dir)), digest_(std::move(digest)), keep_(keep) {}
+      : steps_(std::move(dir), std::move(digest), keep) {}
 
-  /// Writes step `step` of the persistable vars of `program` in `scope` and of `tables`, then
-  /// removes all but the newest `keep` complete checkpoints and any torn ones.
+  /// Writes step `step` of the persistable vars of `program` in `scope` and of `tables` (with
+  /// `fields` in its MANIFEST), then removes all but the newest `keep` complete checkpoints and
+  /// any torn ones.
   llvm::Error write(int64_t step, const proto::Program &program, const Scope &scope,
-                    const PserverTables &tables) const;
-  /// The newest complete checkpoint of this job, if any.
-  std::optional<int64_t> latest() const;
+                    const PserverTables &tables,
+                    const std::map<std::string, std::string> &fields = {}) const;
+  /// The newest complete checkpoint of this job, if any, and the fields of its MANIFEST.
+  std::optional<int64_t> latest() const { return steps_.latest(); }
+  std::map<std::string, std::string> fields(int64_t step) const {
+    auto m = steps_.manifest(step);
+    return m ? m->fields : std::map<std::string, std::string>{};
+  }
   /// Loads step `step` into `scope` and `tables` (which must hold no rows).
   llvm::Error load(int64_t step, const proto::Program &program, Scope &scope,
                    PserverTables &tables) const;
-  std::string pathOf(int64_t step) const;
+  std::string pathOf(int64_t step) const { return steps_.pathOf(step); }
 
 private:
-  /// Whether `path` is a complete checkpoint of this job (its MANIFEST matches its files).
-  bool complete(const std::string &path) const;
-  std::string dir_, digest_;
-  int keep_;
+  StepCheckpoints steps_;
 };
+
+/// Writes `program`'s persistable vars of `scope` into `dir` as <var>.npy with the BLOCKS index
+/// (checkpoint/pserver_blocks.h), staged in `files`.
+llvm::Error stagePserverBlocks(const proto::Program &program, const Scope &scope,
+                               llvm::StringRef dir, SaveSet &files);
 
 } // namespace oar::runtime

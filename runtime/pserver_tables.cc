@@ -6,6 +6,7 @@
 #include "ops/table_limits.h"
 #include "runtime/table_checkpoint.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
 
 namespace oar::runtime {
 
@@ -53,6 +54,13 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
                        c.name, *lr);
     index_[c.name] = held_.size();
     Held h;
+    for (llvm::StringRef entry : attrs.getStrings("state_vars")) {
+      auto [slot, var] = entry.split('=');
+      if (slot.empty() || var.empty())
+        return makeError("sparse_table {0}: state_vars entry \"{1}\" is not SLOT=VAR", c.name,
+                         entry);
+      h.stateVars[slot.str()] = var.str();
+    }
     h.table = std::make_unique<SparseTable>(std::move(c));
     h.learningRate = rate;
     h.kept.resize(fanin);
@@ -141,21 +149,30 @@ void PserverTables::applyStep(size_t table, const std::vector<bool> &live) {
   h.table->endStep();
 }
 
+llvm::Error PserverTables::stage(llvm::StringRef dir, SaveSet &files) const {
+  for (const Held &h : held_)
+    if (llvm::Error err = stageTablePart(tableInfoOf(*h.table), snapshotRows(*h.table), dir,
+                                         pserverIndex_, routing_.numPservers, files))
+      return err;
+  return llvm::Error::success();
+}
+
 llvm::Error PserverTables::save(llvm::StringRef dir) const {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("{0}: cannot create directory: {1}", dir, ec.message());
   if (llvm::Error err = finishInterruptedSaves(dir))
     return err;
-  SaveSet files(dir.str()); // every shard of every table replaced together
-  for (const Held &h : held_)
-    if (llvm::Error err = saveTable(*h.table, routing_, dir, files))
-      return err;
+  SaveSet files(dir.str()); // this pserver's part of every table, replaced together
+  if (llvm::Error err = stage(dir, files))
+    return err;
   return files.commit();
 }
 
-llvm::Error PserverTables::load(llvm::StringRef dir) {
-  if (llvm::Error err = finishInterruptedSaves(dir))
-    return err;
+llvm::Error PserverTables::load(const CheckpointReader &ckpt, bool ownPartOnly,
+                                LoadReport &report) {
   for (Held &h : held_)
-    if (llvm::Error err = loadTable(*h.table, routing_, pserverIndex_, dir))
+    if (llvm::Error err = loadTable(*h.table, ckpt, h.stateVars, routing_, pserverIndex_,
+                                    ownPartOnly, report))
       return err;
   return llvm::Error::success();
 }

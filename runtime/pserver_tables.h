@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "executor/tensor.h"
+#include "checkpoint/load_model.h"
 #include "runtime/protocol.h"
 #include "runtime/sparse_routing.h"
 #include "runtime/sparse_table.h"
@@ -42,10 +43,14 @@ public:
   }
   /// The largest frame a push of any table may need.
   int64_t largestMessage() const;
-  /// Writes every table's rows under DIR/<table>/ (see table_checkpoint.h).
+  /// Writes this pserver's part of every table's rows under DIR/<table>/, replaced together
+  /// (see table_checkpoint.h).
   llvm::Error save(llvm::StringRef dir) const;
-  /// Reads the rows this pserver owns of every table from DIR/<table>/.
-  llvm::Error load(llvm::StringRef dir);
+  /// Stages the same into `files` (a checkpoint's set).
+  llvm::Error stage(llvm::StringRef dir, SaveSet &files) const;
+  /// Reads the rows this pserver owns of every table from `ckpt`; with `ownPartOnly`, a save
+  /// by as many pservers as this job has needs only this pserver's part.
+  llvm::Error load(const CheckpointReader &ckpt, bool ownPartOnly, LoadReport &report);
   /// Rows and bytes held, over all tables.
   size_t rows() const;
   size_t bytesHeld() const;
@@ -55,6 +60,9 @@ private:
     std::unique_ptr<SparseTable> table;
     const Tensor *learningRate = nullptr;
     std::vector<std::vector<std::shared_ptr<Message>>> kept; ///< by trainer
+    /// The single-machine optimizer's state vars by slot (sparse_table's state_vars): where a
+    /// dense checkpoint of the table keeps its rows' state.
+    std::map<std::string, std::string> stateVars;
     int64_t asyncPushes = 0;
   };
   float learningRate(const Held &h) const { return h.learningRate->data<float>()[0]; }

@@ -6,7 +6,6 @@
 
 #include "ir/error.h"
 #include "runtime/sparse_routing.h"
-#include "transpiler/plan.h"
 
 namespace oar::runtime {
 
@@ -27,28 +26,17 @@ static int64_t stateFloats(const SparseTableConfig &c) {
 
 SparseTable::SparseTable(SparseTableConfig config)
     : config_(std::move(config)), stride_(config_.width + stateFloats(config_)),
-      tableSeed_(mixKey(static_cast<uint64_t>(config_.seed) ^ mixKey(fnv1a64(config_.name)))) {}
+      init_(rowInit()), tableSeed_(init_.streamSeed()) {}
 
 /// A uniform float in [0, 1) from 24 bits of a hash.
 static float unit(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 16777216.0f); }
 
+RowInit SparseTable::rowInit() const {
+  return RowInit{config_.init, config_.initA, config_.initB, config_.seed, config_.name};
+}
+
 void SparseTable::initialWeights(uint64_t key, float *out) const {
-  uint64_t base = mixKey(tableSeed_ ^ mixKey(key));
-  // Element j draws from its own counter: no element depends on another's draw.
-  auto draw = [&](int64_t j) { return mixKey(base + 0x9e3779b97f4a7c15ull * (j + 1)); };
-  const SparseTableConfig &c = config_;
-  for (int64_t j = 0; j < c.width; ++j) {
-    if (c.init == "constant") {
-      out[j] = c.initA;
-    } else if (c.init == "gaussian") { // Box-Muller on two draws of the element's stream
-      uint64_t h = draw(j);
-      float u1 = 1.0f - unit(h), u2 = unit(mixKey(h));
-      out[j] =
-          c.initA + c.initB * std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853071795864f * u2);
-    } else {
-      out[j] = c.initA + (c.initB - c.initA) * unit(draw(j));
-    }
-  }
+  init_.weightsFrom(tableSeed_, key, config_.width, out);
 }
 
 float *SparseTable::rowOf(uint64_t key) {
@@ -57,6 +45,7 @@ float *SparseTable::rowOf(uint64_t key) {
   uint32_t r = it->second;
   if (!fresh) {
     lastPush_[r] = step_;
+    ++pushes_[r];
     return rowAt(r);
   }
   if (freeRows_.empty()) {
@@ -64,9 +53,11 @@ float *SparseTable::rowOf(uint64_t key) {
       chunks_.push_back(std::make_unique<float[]>(static_cast<size_t>(kChunkRows) * stride_));
     ++used_;
     lastPush_.push_back(step_);
+    pushes_.push_back(1);
   } else {
     freeRows_.pop_back();
     lastPush_[r] = step_;
+    pushes_[r] = 1;
   }
   float *row = rowAt(r);
   initialWeights(key, row);
@@ -172,14 +163,37 @@ void SparseTable::readRow(uint64_t key, float *out) const {
   std::memcpy(out, rowAt(index_.find(key)->second), stride_ * sizeof(float));
 }
 
-void SparseTable::setRow(uint64_t key, const float *row) {
-  std::memcpy(rowOf(key), row, stride_ * sizeof(float)); // a loaded row counts as pushed now
+void SparseTable::setRow(uint64_t key, const float *row, const RowStats *stats) {
+  float *dst = rowOf(key); // a loaded row without stats counts as pushed once, now
+  std::memcpy(dst, row, stride_ * sizeof(float));
+  if (stats) {
+    uint32_t r = index_.find(key)->second;
+    pushes_[r] = static_cast<uint32_t>(std::min<uint64_t>(stats->pushes, UINT32_MAX));
+    // Steps count from this table's start: a row last pushed `stepsAgo` steps before the save.
+    lastPush_[r] = step_ - static_cast<uint32_t>(std::min<uint64_t>(stats->stepsAgo, step_));
+  }
+}
+
+void SparseTable::setWeights(uint64_t key, const float *weights, const RowStats *stats) {
+  std::vector<float> row(static_cast<size_t>(stride_), 0.0f);
+  std::memcpy(row.data(), weights, config_.width * sizeof(float));
+  if (config_.optimizer == "adam") { // a new row's beta^t (see rowOf)
+    row[config_.width + 2 * config_.width] = config_.beta1;
+    row[config_.width + 2 * config_.width + 1] = config_.beta2;
+  }
+  setRow(key, row.data(), stats);
+}
+
+RowStats SparseTable::rowStats(uint64_t key) const {
+  uint32_t r = index_.find(key)->second;
+  return RowStats{pushes_[r], step_ - lastPush_[r]};
 }
 
 size_t SparseTable::bytesHeld() const {
   return chunks_.size() * static_cast<size_t>(kChunkRows) * stride_ * sizeof(float) +
          index_.getMemorySize() + pushCounts_.getMemorySize() +
-         lastPush_.capacity() * sizeof(uint32_t) + freeRows_.capacity() * sizeof(uint32_t);
+         (lastPush_.capacity() + pushes_.capacity()) * sizeof(uint32_t) +
+         freeRows_.capacity() * sizeof(uint32_t);
 }
 
 } // namespace oar::runtime

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/row_init.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
@@ -31,6 +32,12 @@ struct SparseTableConfig {
   float admitProbability = 1.0f;
   /// Eviction: endStep() drops rows no push touched in the last evictAfter steps (0: never).
   int64_t evictAfter = 0;
+};
+
+/// How often and how lately a row was pushed: what shrinking an exported table reads.
+struct RowStats {
+  uint64_t pushes = 0;   ///< pushes that updated the row (a loaded row keeps its count)
+  uint64_t stepsAgo = 0; ///< table steps since its last push
 };
 
 /// A hash map from key to one contiguous row: the weights, then the optimizer's state (adagrad:
@@ -67,8 +74,17 @@ public:
   }
   /// Copies the whole row of `key` (which has one) into out.
   void readRow(uint64_t key, float *out) const;
-  /// Sets the whole row of `key` (weights and state), making it if needed.
-  void setRow(uint64_t key, const float *row);
+  /// Sets the whole row of `key` (weights and state), making it if needed, with `stats` when
+  /// given (else: pushed once, now).
+  void setRow(uint64_t key, const float *row, const RowStats *stats = nullptr);
+  /// Sets the weights of `key`, its optimizer state as a new row's, and `stats` when given.
+  void setWeights(uint64_t key, const float *weights, const RowStats *stats = nullptr);
+  /// The stats of `key`, which has a row.
+  RowStats rowStats(uint64_t key) const;
+  /// Steps the table has ended (endStep calls).
+  uint32_t step() const { return step_; }
+  /// How a row starts (the config's init, seed and name).
+  RowInit rowInit() const;
   /// Bytes held: the row chunks and the index.
   size_t bytesHeld() const;
   /// The initial weights of `key` (what a pull of a key without a row returns).
@@ -85,12 +101,14 @@ private:
 
   SparseTableConfig config_;
   int64_t stride_ = 1;
+  RowInit init_;
   uint64_t tableSeed_ = 0;                   ///< seed and table name mixed: one stream per table
   llvm::DenseMap<uint64_t, uint32_t> index_; ///< key -> row number
   std::vector<std::unique_ptr<float[]>> chunks_; ///< kChunkRows rows each
   uint32_t used_ = 0;
   std::vector<uint32_t> freeRows_;                ///< row numbers of evicted rows, reused first
   std::vector<uint32_t> lastPush_;                ///< by row number: the step of its last push
+  std::vector<uint32_t> pushes_;                  ///< by row number: pushes that updated it
   llvm::DenseMap<uint64_t, uint32_t> pushCounts_; ///< keys not yet admitted -> pushes so far
   uint32_t step_ = 0;
   static constexpr uint32_t kChunkRows = 4096;

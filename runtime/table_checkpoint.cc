@@ -1,81 +1,97 @@
-// Saving and loading the rows of distributed tables by virtual shard.
+// Saving and loading the rows of distributed tables.
 #include "runtime/table_checkpoint.h"
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
-#include "executor/npy.h"
 #include "ir/error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 namespace oar::runtime {
 
-static std::string shardPath(llvm::StringRef dir, const SparseTable &table, int64_t shard,
-                             llvm::StringRef what) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, table.config().name,
-                          "shard." + std::to_string(shard) + "." + what + ".npy");
-  return path.str().str();
+TableInfo tableInfoOf(const SparseTable &table) {
+  const SparseTableConfig &c = table.config();
+  TableInfo info;
+  info.name = c.name;
+  info.width = c.width;
+  info.optimizer = c.optimizer;
+  info.rowWise = c.rowWise;
+  info.init = table.rowInit();
+  info.step = table.step();
+  return info;
 }
 
-llvm::Error saveTable(const SparseTable &table, const SparseRouting &routing, llvm::StringRef dir,
-                      SaveSet &files) {
-  std::map<int64_t, std::vector<uint64_t>> shards; // shard -> its keys here
-  table.forEachRow(
-      [&](uint64_t key, const float *) { shards[routing.shardOf(key)].push_back(key); });
-  llvm::SmallString<256> tableDir(dir);
-  llvm::sys::path::append(tableDir, table.config().name);
-  if (std::error_code ec = llvm::sys::fs::create_directories(tableDir))
-    return makeError("{0}: cannot create directory: {1}", tableDir, ec.message());
+TableRows snapshotRows(const SparseTable &table) {
+  std::vector<uint64_t> keys;
+  keys.reserve(table.rows());
+  table.forEachRow([&](uint64_t key, const float *) { keys.push_back(key); });
+  std::sort(keys.begin(), keys.end()); // the same rows give the same bytes
+  auto n = static_cast<int64_t>(keys.size());
   int64_t stride = table.stride();
-  for (auto &[shard, keys] : shards) {
-    std::sort(keys.begin(), keys.end()); // the same rows give the same bytes
-    auto n = static_cast<int64_t>(keys.size());
-    Tensor keyTensor(proto::I64, {n}), values(proto::F32, {n, stride});
-    std::memcpy(keyTensor.raw(), keys.data(), keys.size() * sizeof(uint64_t));
-    for (int64_t i = 0; i < n; ++i)
-      table.readRow(keys[i], values.data<float>() + i * stride);
-    if (llvm::Error err = files.add(shardPath(dir, table, shard, "values"), values))
-      return err;
-    if (llvm::Error err = files.add(shardPath(dir, table, shard, "keys"), keyTensor))
-      return err;
+  TableRows rows;
+  rows.keys = Tensor(proto::I64, {n});
+  rows.values.resize(proto::F32, {n, stride}, /*zero=*/false);
+  rows.stats.resize(proto::I64, {n, 2}, /*zero=*/false);
+  std::memcpy(rows.keys.raw(), keys.data(), keys.size() * sizeof(uint64_t));
+  for (int64_t i = 0; i < n; ++i) {
+    table.readRow(keys[i], rows.values.data<float>() + i * stride);
+    RowStats s = table.rowStats(keys[i]);
+    rows.stats.data<int64_t>()[2 * i] = static_cast<int64_t>(s.pushes);
+    rows.stats.data<int64_t>()[2 * i + 1] = static_cast<int64_t>(s.stepsAgo);
   }
-  return llvm::Error::success();
+  return rows;
 }
 
-llvm::Error loadTable(SparseTable &table, const SparseRouting &routing, int64_t pserverIndex,
-                      llvm::StringRef dir) {
-  int64_t stride = table.stride();
-  for (int64_t shard = pserverIndex; shard < routing.numShards; shard += routing.numPservers) {
-    std::string keysPath = shardPath(dir, table, shard, "keys");
-    if (!llvm::sys::fs::exists(keysPath))
-      continue;
-    std::string valuesPath = shardPath(dir, table, shard, "values");
-    auto keys = readNpy(keysPath);
-    if (!keys)
-      return keys.takeError();
-    auto values = readNpy(valuesPath);
-    if (!values)
-      return values.takeError();
-    int64_t n = keys->numel();
-    if (keys->dtype() != proto::I64 || keys->rank() != 1)
-      return makeError("{0}: holds {1}{2}; keys must be i64 [n]", keysPath,
-                       dtypeName(keys->dtype()), dimsString(keys->dims()));
-    if (values->dtype() != proto::F32 || values->rank() != 2 || values->dim(0) != n ||
-        values->dim(1) != stride)
-      return makeError("{0}: holds {1}{2}; table {3} ({4}) needs f32[{5}, {6}]", valuesPath,
-                       dtypeName(values->dtype()), dimsString(values->dims()), table.config().name,
-                       table.config().optimizer, n, stride);
-    const auto *k = static_cast<const uint64_t *>(keys->raw());
-    for (int64_t i = 0; i < n; ++i) {
-      if (routing.shardOf(k[i]) != shard || reservedKey(k[i]))
-        return makeError("{0}: key {1} at position {2} does not belong to shard {3}", keysPath,
-                         k[i], i, shard);
-      table.setRow(k[i], values->data<float>() + i * stride);
-    }
-  }
+llvm::Error stageTablePart(const TableInfo &info, const TableRows &rows, llvm::StringRef tablesDir,
+                           int64_t index, int64_t count, SaveSet &files) {
+  llvm::SmallString<256> dir(tablesDir);
+  llvm::sys::path::append(dir, info.name);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("{0}: cannot create directory: {1}", dir, ec.message());
+  removeStaleTableParts(dir, count);
+  return writeTablePart(info, rows, tablePartPrefix(dir, index, count), files);
+}
+
+llvm::Error loadTable(SparseTable &table, const CheckpointReader &ckpt,
+                      const std::map<std::string, std::string> &stateVars,
+                      const SparseRouting &routing, int64_t index, bool ownPartOnly,
+                      LoadReport &report) {
+  TableInfo want = tableInfoOf(table);
+  int64_t width = table.width(), stride = table.stride();
+  std::vector<float> row(static_cast<size_t>(stride));
+  std::optional<std::pair<int64_t, int64_t>> ownPart;
+  if (ownPartOnly)
+    ownPart = std::make_pair(index, routing.numPservers);
+  auto counts = readTableRows(
+      ckpt, want, stateVars,
+      [&](uint64_t key) { return !reservedKey(key) && routing.pserverOf(key) == index; },
+      [&](const SavedRow &r) -> llvm::Error {
+        RowStats stats;
+        if (r.stats)
+          stats = {static_cast<uint64_t>(std::max<int64_t>(r.stats[0], 0)),
+                   static_cast<uint64_t>(std::max<int64_t>(r.stats[1], 0))};
+        if (r.state) {
+          std::memcpy(row.data(), r.weights, width * sizeof(float));
+          std::memcpy(row.data() + width, r.state, (stride - width) * sizeof(float));
+          table.setRow(r.key, row.data(), r.stats ? &stats : nullptr);
+        } else {
+          table.setWeights(r.key, r.weights, r.stats ? &stats : nullptr);
+        }
+        return llvm::Error::success();
+      },
+      ownPart);
+  if (!counts)
+    return counts.takeError();
+  if (!*counts)
+    return makeError("{0} holds nothing for table {1} (no tables/{1}/, no {1}.npy); was it saved "
+                     "from this model?",
+                     ckpt.describe(), want.name);
+  report.loaded.push_back(want.name);
+  report.tableRows += (*counts)->rows;
+  if (want.stateFloats() > 0)
+    ((*counts)->state ? report.stateFound : report.stateMissing)
+        .push_back(want.name + " (its rows' optimizer state)");
   return llvm::Error::success();
 }
 

@@ -8,6 +8,9 @@
 #include <optional>
 #include <thread>
 
+#include "checkpoint/load_model.h"
+#include "checkpoint/save_model.h"
+#include "checkpoint/training_checkpoints.h"
 #include "executor/feed_overrides.h"
 #include "executor/metrics_writer.h"
 #include "executor/npy.h"
@@ -21,6 +24,10 @@
 #include "runtime/scheduler.h"
 #include "runtime/scheduler_client.h"
 #include "runtime/signals.h"
+#include "serving/export.h"
+#include "serving/inference_program.h"
+#include "serving/predict_stream.h"
+#include "serving/score_file.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,6 +54,16 @@ static cl::opt<std::string>
     evalEvery("eval-every",
               cl::desc("evaluate the test feed every N steps, or every `epoch` (trainer 0)"),
               cl::cat(category));
+static cl::opt<std::string> testScores(
+    "test-scores",
+    cl::desc("write the predictions of the final test evaluation, a line per test row "
+             "(trainer 0 of a job), as oar-predict writes them"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> predictOut(
+    "predict",
+    cl::desc("one machine: skip training and write the model's predictions (with --load, a "
+             "checkpoint's) for every test row, as oar-predict does"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<bool>
     allowNonFinite("allow-nonfinite",
                    cl::desc("train on after a NaN or inf loss instead of stopping"),
@@ -135,7 +152,8 @@ static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
 
 static cl::opt<std::string> checkpointDir(
     "checkpoint-dir",
-    cl::desc("sync pservers write checkpoints to DIR/pserver.<i>/ and resume from the newest"),
+    cl::desc("write checkpoints to DIR (one machine: DIR/step-<N>/; pservers: "
+             "DIR/pserver.<i>/) and resume from the newest when started again"),
     cl::value_desc("DIR"), cl::cat(jobCategory));
 static cl::opt<int64_t>
     checkpointEvery("checkpoint-every",
@@ -320,9 +338,49 @@ static oar::Place computePlace(const oar::proto::Program &main, llvm::StringRef 
   return place;
 }
 
+/// The test evaluation, writing its predictions to --test-scores when given.
+static oar::EvalResult evaluateWithScores(oar::Executor &exec, const oar::proto::Program &main,
+                                          oar::Scope &scope) {
+  if (testScores.empty())
+    return exitOnErr(oar::evaluate(exec, main, scope, main.test_feed()));
+  auto scores = exitOnErr(oar::ScoreFile::open(testScores, exitOnErr(oar::servedOutputs(main))));
+  auto eval = exitOnErr(oar::evaluate(exec, main, scope, main.test_feed(),
+                                      [&](const oar::Scope &s) { scores->write(s); }));
+  exitOnErr(scores->close());
+  return eval;
+}
+
+/// --predict: the model in `scope` (loaded) exported in memory, its predictions of the test rows.
+static int predictSingle(const oar::proto::Program &main, const oar::proto::Program &startup,
+                         oar::Scope &scope) {
+  if (loadDir.empty())
+    exitOnErr(oar::makeError("--predict needs --load DIR: the trained values to predict with"));
+  if (main.test_feed().columns_size() == 0)
+    exitOnErr(oar::makeError("{0} has no test feed to predict (give --test-data)", mainPath));
+  oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(loadDir));
+  auto model = exitOnErr(oar::exportModel(main, startup, ckpt, {}));
+  auto predictor = exitOnErr(oar::Predictor::fromExport(std::move(model)));
+  std::error_code ec;
+  raw_fd_ostream os(predictOut, ec);
+  if (ec)
+    exitOnErr(oar::makeError("{0}: cannot write: {1}", predictOut, ec.message()));
+  int64_t rows = exitOnErr(oar::predictFeed(*predictor, predictor->program().test_feed(), os, 1));
+  os.close();
+  if (os.has_error())
+    exitOnErr(oar::makeError("{0}: write failed: {1}", predictOut, os.error().message()));
+  outs() << "predicted " << rows << " rows into " << predictOut << "\n";
+  return 0;
+}
+
 static int runSingle() {
   if (mainPath.empty() || startupPath.empty())
     exitOnErr(oar::makeError("--main and --startup are required"));
+  if (!checkpointDir.empty() && (evalOnly || !predictOut.empty()))
+    exitOnErr(oar::makeError("--checkpoint-dir checkpoints training; --{0} trains nothing",
+                             evalOnly ? "eval-only" : "predict"));
+  if (!checkpointDir.empty() && checkpointEvery < 0)
+    exitOnErr(oar::makeError("--checkpoint-every {0} must be 0 (only the last step) or more",
+                             checkpointEvery));
   oar::proto::Program mainProg = exitOnErr(oar::loadVerifiedProgram(mainPath));
   exitOnErr(oar::applyFeedOverrides(mainProg, feedOverrides(), mainPath));
   oar::proto::Program startupProg = exitOnErr(oar::loadVerifiedProgram(startupPath));
@@ -336,13 +394,18 @@ static int runSingle() {
   oar::Scope scope;
   exitOnErr(exec.run(startupProg, scope));
   if (!loadDir.empty()) {
-    auto loaded = exitOnErr(oar::loadPersistables(mainProg, scope, loadDir));
-    outs() << "loaded " << loaded.size() << " vars from " << loadDir << "\n";
+    oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(loadDir));
+    oar::LoadReport loaded =
+        exitOnErr(oar::loadSingleMachine(mainProg, startupProg, scope, ckpt));
+    exitOnErr(oar::checkStateComplete(loaded, ckpt, /*training=*/!evalOnly));
+    outs() << loaded.summary(ckpt) << "\n";
   }
+  if (!predictOut.empty())
+    return predictSingle(mainProg, startupProg, scope);
   if (evalOnly) {
     if (!mainProg.has_test_feed() || mainProg.test_feed().columns_size() == 0)
       exitOnErr(oar::makeError("{0} has no test feed to evaluate", mainPath));
-    printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
+    printEval(evaluateWithScores(exec, mainProg, scope));
     return 0;
   }
   StepOutput output(mainProg, 0, 1);
@@ -351,12 +414,22 @@ static int runSingle() {
   opts.onStep = output.callback();
   opts.onEval = output.evalCallback();
   setEvalEvery(opts);
-  exitOnErr(oar::trainLoop(exec, mainProg, scope, opts));
+  std::optional<oar::TrainingCheckpoints> checkpoints;
+  if (!checkpointDir.empty()) {
+    checkpoints.emplace(checkpointDir, mainProg, startupProg, checkpointEvery, checkpointKeep);
+    opts.startStep = exitOnErr(checkpoints->resume(scope, logLine)); // over --load, if any
+    opts.afterStep = [&](const oar::StepReport &r, const oar::Scope &s) {
+      return checkpoints->afterStep(r, s);
+    };
+  }
+  auto reports = exitOnErr(oar::trainLoop(exec, mainProg, scope, opts));
+  if (checkpoints)
+    exitOnErr(checkpoints->finish(reports, scope));
   output.summary("");
   if (mainProg.has_test_feed() && mainProg.test_feed().columns_size() > 0)
-    printEval(exitOnErr(oar::evaluate(exec, mainProg, scope, mainProg.test_feed())));
+    printEval(evaluateWithScores(exec, mainProg, scope));
   if (!saveDir.empty()) {
-    exitOnErr(oar::savePersistables(mainProg, scope, saveDir));
+    exitOnErr(oar::saveSingleMachine(mainProg, scope, saveDir));
     outs() << "saved persistables to " << saveDir << "\n";
   }
   return 0;
@@ -376,6 +449,10 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
   opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
   opts.evalOnly = evalOnly;
+  opts.testScoresPath = testScores;
+  if (!predictOut.empty())
+    exitOnErr(oar::makeError("--predict runs on one machine: give it --main, --startup and "
+                             "--load without a role (or export the job's save with oar-export)"));
   opts.curve = curveFromFlags();
   if (!checkpointDir.empty() && checkpointEvery < 0)
     exitOnErr(oar::makeError("--checkpoint-every {0} must be 0 (on request only) or more",

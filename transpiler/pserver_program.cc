@@ -1,4 +1,5 @@
 // The pserver side of the DistributeTranspiler.
+#include "checkpoint/row_init.h"
 #include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
@@ -122,16 +123,17 @@ proto::Attr schemaAttr(const proto::Op &op, llvm::StringRef name, AttrValue fall
 /// single-machine program's update op and the startup's initialiser of the table.
 void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Block &root,
                        VarTable &vars) {
-  const proto::Op &opt = t.optimizer, &init = t.initializer;
-  std::string kind = "constant";
-  float a = schemaAttr(init, "value", 0.0f).f(), b = 0.0f;
-  if (init.type() == "uniform_random")
-    kind = "uniform", a = schemaAttr(init, "min", 0.0f).f(), b = schemaAttr(init, "max", 0.0f).f();
-  else if (init.type() == "gaussian_random")
-    kind = "gaussian", a = schemaAttr(init, "mean", 0.0f).f(),
-    b = schemaAttr(init, "std", 0.0f).f();
+  const proto::Op &opt = t.optimizer;
+  RowInit init = rowInitOf(t.initializer, t.table);
   if (!vars.find(t.learningRate))
     vars.declare(t.learningRate, proto::F32, srcDims(in, t.learningRate)).set_persistable(true);
+  // Where a single-machine checkpoint of the table keeps its rows' state: the update op's
+  // inputs other than the param, its gradient and the rate.
+  std::vector<std::string> stateVars;
+  for (const proto::Slot &slot : opt.inputs())
+    if (slot.slot() != "Param" && slot.slot() != "Grad" && slot.slot() != "LearningRate" &&
+        slot.names_size() == 1)
+      stateVars.push_back(slot.slot() + "=" + slot.names(0));
   // Attrs the optimizer does not have keep sparse_table's defaults.
   const ops::OpSchema &table = *ops::lookupOp("sparse_table");
   auto tableDefault = [&](llvm::StringRef name) {
@@ -147,13 +149,14 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
               {"epsilon", AttrValue(schemaAttr(opt, "epsilon", tableDefault("epsilon")))},
               {"beta1", AttrValue(schemaAttr(opt, "beta1", tableDefault("beta1")))},
               {"beta2", AttrValue(schemaAttr(opt, "beta2", tableDefault("beta2")))},
-              {"init", kind},
-              {"init_a", a},
-              {"init_b", b},
-              {"seed", AttrValue(schemaAttr(init, "seed", int64_t(0)))},
+              {"init", init.kind},
+              {"init_a", init.a},
+              {"init_b", init.b},
+              {"seed", init.seed},
               {"admit_after", t.admitAfter},
               {"admit_probability", t.admitProbability},
-              {"evict_after", t.evictAfter}},
+              {"evict_after", t.evictAfter},
+              {"state_vars", stateVars}},
              proto::DIST);
 }
 

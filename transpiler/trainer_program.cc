@@ -105,6 +105,8 @@ void pruneVars(proto::Program &prog) {
   used.insert(prog.loss());
   for (const std::string &m : prog.metrics())
     used.insert(m);
+  for (const std::string &p : prog.predictions())
+    used.insert(p);
   keepOnlyVars(*prog.mutable_blocks(0), used);
 }
 

@@ -195,7 +195,7 @@ TEST_CASE("the CUDA optimizer, fill, metric and layout kernels match the CPU's",
 static const char *const kHostOnlyOps[] = {
     "send",         "recv",           "send_barrier",     "fetch_barrier",
     "geo_sync",     "listen_and_serv", "distributed_lookup_table", "distributed_push_sparse",
-    "sparse_table",
+    "sparse_table", "lookup_sorted_table", // serving runs on the CPU
 };
 
 TEST_CASE("with the CUDA kernels built, every op with a CPU kernel has a CUDA kernel of the same "

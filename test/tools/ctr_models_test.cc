@@ -113,10 +113,11 @@ TEST_CASE("tables saved by 2 pservers load on 3 and give the same test predictio
       "--batch-size=500 -o " + dir + "/model");
   std::string trained = run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync " +
                             "--timeout=300 --save " + dir + "/ckpt " + dir + "/model");
-  // Every virtual shard's rows went to files of their own.
-  std::string shards = dir + "/ckpt/tables/embedding_1.w_0/";
-  CHECK(llvm::sys::fs::exists(shards + "shard.0.keys.npy"));
-  CHECK(llvm::sys::fs::exists(shards + "shard.999.values.npy"));
+  // Each pserver wrote its rows of a table as one part.
+  std::string parts = dir + "/ckpt/tables/embedding_1.w_0/";
+  CHECK(llvm::sys::fs::exists(parts + "part.0-of-2.keys.npy"));
+  CHECK(llvm::sys::fs::exists(parts + "part.1-of-2.values.npy"));
+  CHECK_FALSE(llvm::sys::fs::exists(parts + "shard.0.keys.npy"));
   std::string loaded =
       run(binDir() + "/oar-launch --server-num=3 --worker-num=2 --mode=sync " +
           "--timeout=300 --load " + dir + "/ckpt " + dir + "/model -- --eval-only");

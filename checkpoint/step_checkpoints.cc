@@ -1,0 +1,175 @@
+// Step checkpoints: atomic directories with a MANIFEST.
+#include "checkpoint/step_checkpoints.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ir/error.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace oar {
+
+namespace {
+
+constexpr const char *kManifest = "MANIFEST";
+
+/// Flushes a directory's entries (the names renamed or created in it) to disk.
+void syncDirectory(const std::string &dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+}
+
+/// Syncs `root` and every directory under it, deepest first, so each new name is on disk.
+void syncTree(const std::string &root) {
+  std::vector<std::string> dirs{root};
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(root, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (it->type() == llvm::sys::fs::file_type::directory_file)
+      dirs.push_back(it->path());
+  for (auto d = dirs.rbegin(); d != dirs.rend(); ++d)
+    syncDirectory(*d);
+}
+
+/// Every file under `root`, relative to it, with its size.
+std::vector<std::pair<std::string, uint64_t>> filesUnder(const std::string &root) {
+  std::vector<std::pair<std::string, uint64_t>> files;
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(root, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::sys::fs::file_status st;
+    if (llvm::sys::fs::status(it->path(), st) ||
+        st.type() != llvm::sys::fs::file_type::regular_file)
+      continue;
+    std::string rel = llvm::StringRef(it->path()).drop_front(root.size() + 1).str();
+    if (rel != kManifest)
+      files.push_back({rel, st.getSize()});
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+} // namespace
+
+std::vector<int64_t> checkpointSteps(const std::string &dir) {
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    int64_t step = 0;
+    if (name.consume_front("step-") && !name.getAsInteger(10, step) && step >= 0)
+      steps.push_back(step);
+  }
+  std::sort(steps.rbegin(), steps.rend());
+  return steps;
+}
+
+std::optional<CheckpointManifest> readCompleteCheckpoint(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path + "/" + kManifest, /*IsText=*/true);
+  if (!buffer)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef, 32> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  if (lines.size() < 2 || lines[0] != "oar-checkpoint 1" || !lines[1].startswith("plan "))
+    return std::nullopt;
+  CheckpointManifest m;
+  m.digest = lines[1].drop_front(5).str();
+  std::vector<std::pair<std::string, uint64_t>> listed;
+  for (size_t i = 2; i < lines.size(); ++i) {
+    auto [kind, rest] = lines[i].split(' ');
+    if (kind == "field") {
+      auto [key, value] = rest.split(' ');
+      m.fields[key.str()] = value.str();
+      continue;
+    }
+    auto [name, size] = rest.rsplit(' ');
+    uint64_t bytes = 0;
+    if (kind != "file" || size.getAsInteger(10, bytes))
+      return std::nullopt;
+    listed.push_back({name.str(), bytes});
+  }
+  std::sort(listed.begin(), listed.end());
+  if (listed.empty() || listed != filesUnder(path))
+    return std::nullopt;
+  return m;
+}
+
+std::string StepCheckpoints::pathOf(int64_t step) const {
+  return dir_ + "/step-" + std::to_string(step);
+}
+
+std::optional<CheckpointManifest> StepCheckpoints::manifest(int64_t step) const {
+  std::optional<CheckpointManifest> m = readCompleteCheckpoint(pathOf(step));
+  if (!m || m->digest != digest_)
+    return std::nullopt;
+  return m;
+}
+
+std::optional<int64_t> StepCheckpoints::latest() const {
+  for (int64_t step : checkpointSteps(dir_))
+    if (manifest(step))
+      return step;
+  return std::nullopt;
+}
+
+llvm::Error StepCheckpoints::write(int64_t step,
+                                   llvm::function_ref<llvm::Error(const std::string &)> fill,
+                                   const std::map<std::string, std::string> &fields) const {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir_))
+    return makeError("{0}: cannot create the checkpoint directory: {1}", dir_, ec.message());
+  std::string final = pathOf(step);
+  std::string tmp = llvm::formatv("{0}/.step-{1}.tmp-{2}", dir_, step, getpid()).str();
+  llvm::sys::fs::remove_directories(tmp);
+  if (std::error_code ec = llvm::sys::fs::create_directories(tmp))
+    return makeError("{0}: cannot create: {1}", tmp, ec.message());
+  if (llvm::Error err = fill(tmp)) {
+    llvm::sys::fs::remove_directories(tmp);
+    return err;
+  }
+  std::string text = "oar-checkpoint 1\nplan " + digest_ + "\n";
+  for (const auto &[key, value] : fields)
+    text += "field " + key + " " + value + "\n";
+  for (const auto &[name, bytes] : filesUnder(tmp))
+    text += "file " + name + " " + std::to_string(bytes) + "\n";
+  std::string manifestPath = tmp + "/" + kManifest;
+  int fd = open(manifestPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok =
+      fd >= 0 &&
+      ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+      fsync(fd) == 0;
+  int err = errno;
+  if (fd >= 0)
+    close(fd);
+  if (!ok) {
+    llvm::sys::fs::remove_directories(tmp);
+    return makeError("{0}: cannot write: {1}", manifestPath, strerror(err));
+  }
+  syncTree(tmp);
+  llvm::sys::fs::remove_directories(final); // a torn one of the same step, from before a restart
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, final))
+    return makeError("{0}: cannot rename to {1}: {2}", tmp, final, ec.message());
+  syncDirectory(dir_);
+  // Keep the newest `keep_` complete ones; drop the rest, anything torn and the temporaries
+  // of writers killed before their rename.
+  int kept = 0;
+  for (int64_t s : checkpointSteps(dir_))
+    if (!manifest(s) || ++kept > keep_)
+      llvm::sys::fs::remove_directories(pathOf(s));
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir_, ec), end; it != end && !ec; it.increment(ec))
+    if (llvm::StringRef name = llvm::sys::path::filename(it->path());
+        name.startswith(".step-") && name.contains(".tmp-"))
+      llvm::sys::fs::remove_directories(it->path());
+  return llvm::Error::success();
+}
+
+} // namespace oar

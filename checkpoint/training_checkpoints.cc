@@ -1,0 +1,58 @@
+// One machine's training checkpoints.
+#include "checkpoint/training_checkpoints.h"
+
+#include "ir/error.h"
+#include "transpiler/plan.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace oar {
+
+TrainingCheckpoints::TrainingCheckpoints(std::string dir, const proto::Program &main,
+                                         const proto::Program &startup, int64_t every, int keep)
+    : steps_(std::move(dir), llvm::formatv("{0:x16}", jobHash(main, startup)).str(),
+             std::max(keep, 1)),
+      main_(main), every_(every) {}
+
+llvm::Expected<int64_t> TrainingCheckpoints::resume(
+    Scope &scope, const std::function<void(const std::string &)> &log) {
+  std::optional<int64_t> step = steps_.latest();
+  if (!step)
+    return 0;
+  auto loaded = loadPersistables(main_, scope, steps_.pathOf(*step));
+  if (!loaded)
+    return loaded.takeError();
+  resumedAt_ = *step;
+  std::string epoch;
+  if (auto m = steps_.manifest(*step); m && m->fields.count("epoch"))
+    epoch = " (epoch " + m->fields.at("epoch") + ")";
+  if (log)
+    log(llvm::formatv("resumed from checkpoint {0}{1}: training goes on at step {2}",
+                      steps_.pathOf(*step), epoch, *step + 1)
+            .str());
+  return *step;
+}
+
+llvm::Error TrainingCheckpoints::write(int64_t stepsDone, int64_t epoch, const Scope &scope) {
+  return steps_.write(
+      stepsDone,
+      [&](const std::string &dir) { return savePersistables(main_, scope, dir); },
+      {{"epoch", std::to_string(epoch)}, {"step", std::to_string(stepsDone)}});
+}
+
+llvm::Error TrainingCheckpoints::afterStep(const StepReport &r, const Scope &scope) {
+  if (every_ <= 0 || (r.step + 1) % every_ != 0)
+    return llvm::Error::success();
+  return write(r.step + 1, r.epoch, scope);
+}
+
+llvm::Error TrainingCheckpoints::finish(const std::vector<StepReport> &reports,
+                                        const Scope &scope) {
+  if (reports.empty()) // nothing trained since the resume: that checkpoint is the last
+    return llvm::Error::success();
+  const StepReport &last = reports.back();
+  if (steps_.latest() == last.step + 1)
+    return llvm::Error::success();
+  return write(last.step + 1, last.epoch, scope);
+}
+
+} // namespace oar

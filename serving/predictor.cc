@@ -1,0 +1,109 @@
+// Running an exported model.
+#include "serving/predictor.h"
+
+#include <omp.h>
+
+#include "executor/executor.h"
+#include "ir/error.h"
+#include "ir/names.h"
+#include "serving/export.h"
+#include "serving/key_index.h"
+
+namespace oar {
+
+struct Predictor::Impl {
+  proto::Program program;
+  std::vector<std::string> inputs, outputs;
+  /// The model's vars (params, tables' keys, values and index), shared read-only by every call.
+  std::vector<std::pair<std::string, Tensor>> model;
+  PredictorOptions options;
+};
+
+Predictor::Predictor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Predictor::~Predictor() = default;
+
+llvm::Expected<std::unique_ptr<Predictor>> Predictor::load(llvm::StringRef dir,
+                                                           PredictorOptions options) {
+  auto model = readExport(dir);
+  if (!model)
+    return model.takeError();
+  return fromExport(std::move(*model), options);
+}
+
+llvm::Expected<std::unique_ptr<Predictor>> Predictor::fromExport(ExportedModel model,
+                                                                 PredictorOptions options) {
+  if (options.threadsPerCall < 1)
+    return makeError("threadsPerCall {0} must be at least 1", options.threadsPerCall);
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->program = std::move(model.program);
+  impl->inputs.assign(impl->program.inputs().begin(), impl->program.inputs().end());
+  impl->outputs.assign(impl->program.predictions().begin(), impl->program.predictions().end());
+  if (impl->outputs.empty())
+    return makeError("the export names no output");
+  for (auto &[name, t] : model.params)
+    impl->model.emplace_back(name, std::move(t));
+  for (auto &[name, t] : model.tables) {
+    impl->model.emplace_back(tableIndexName(name), buildKeyIndex(t.keys));
+    impl->model.emplace_back(tableKeysName(name), std::move(t.keys));
+    impl->model.emplace_back(tableValuesName(name), std::move(t.values));
+  }
+  return std::unique_ptr<Predictor>(new Predictor(std::move(impl)));
+}
+
+const std::vector<std::string> &Predictor::inputs() const { return impl_->inputs; }
+const std::vector<std::string> &Predictor::outputs() const { return impl_->outputs; }
+
+const proto::Program &Predictor::program() const { return impl_->program; }
+
+DType Predictor::inputType(size_t i) const {
+  return findVar(impl_->program.blocks(0), impl_->inputs[i])->type().dtype();
+}
+
+std::vector<int64_t> Predictor::inputDims(size_t i) const {
+  const proto::Var *v = findVar(impl_->program.blocks(0), impl_->inputs[i]);
+  return std::vector<int64_t>(v->type().dims().begin(), v->type().dims().end());
+}
+
+llvm::Expected<std::vector<Tensor>> Predictor::predict(const std::vector<Tensor> &batch) const {
+  const Impl &m = *impl_;
+  if (batch.size() != m.inputs.size())
+    return makeError("predict: {0} tensors for {1} inputs ({2})", batch.size(), m.inputs.size(),
+                     llvm::join(m.inputs, ", "));
+  Scope scope; // this call's own: copies share the model's buffers, which no op writes
+  for (const auto &[name, t] : m.model)
+    scope.get(name) = t;
+  int64_t rows = -1;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Tensor &t = batch[i];
+    const proto::Var *v = findVar(m.program.blocks(0), m.inputs[i]);
+    bool fits = t.initialized() && t.dtype() == v->type().dtype() &&
+                static_cast<int>(t.rank()) == v->type().dims_size() && t.rank() > 0;
+    for (size_t d = 1; fits && d < t.rank(); ++d)
+      fits = v->type().dims(d) < 0 || v->type().dims(d) == t.dim(d);
+    if (!fits)
+      return makeError("predict: input {0} is {1}{2} but the model takes {3}", m.inputs[i],
+                       t.initialized() ? dtypeName(t.dtype()) : "nothing", dimsString(t.dims()),
+                       typeString(v->type()));
+    if (rows >= 0 && t.dim(0) != rows)
+      return makeError("predict: input {0} has {1} rows but {2} has {3}", m.inputs[i], t.dim(0),
+                       m.inputs[0], rows);
+    rows = t.dim(0);
+    scope.get(m.inputs[i]) = t;
+  }
+  // OpenMP's thread count is per calling thread: each call sets its own.
+  omp_set_num_threads(m.options.threadsPerCall);
+  Executor exec;
+  if (llvm::Error err = exec.run(m.program, scope))
+    return addContext(std::move(err), "predict");
+  std::vector<Tensor> out;
+  for (const std::string &o : m.outputs) {
+    const Tensor *t = scope.find(o);
+    if (!t || !t->initialized())
+      return makeError("predict: the model did not compute {0}", o);
+    out.push_back(onHost(*t));
+  }
+  return out;
+}
+
+} // namespace oar

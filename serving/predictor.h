@@ -1,0 +1,58 @@
+// oar::Predictor: an exported model loaded once and run on batches of rows, from any number of
+// threads at once. The C++ face of oar-predict.
+//
+//   auto predictor = oar::Predictor::load("export_dir");        // llvm::Expected
+//   // one tensor per input, rows along dim 0, in predictor->inputs() order
+//   auto scores = (*predictor)->predict({dense, sparse});        // one tensor per output
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/tensor.h"
+
+namespace oar {
+
+struct ExportedModel;
+
+struct PredictorOptions {
+  /// Compute threads of one predict() call (OpenMP, for its GEMMs). Callers that run several
+  /// predict() at once (a server's request threads) keep 1; one caller with large batches may
+  /// give it more.
+  int threadsPerCall = 1;
+};
+
+class Predictor {
+public:
+  /// Loads the export written by oar-export into `dir`. Errors name the file.
+  static llvm::Expected<std::unique_ptr<Predictor>> load(llvm::StringRef dir,
+                                                         PredictorOptions options = {});
+  /// The same from an export in memory (oar-executor --predict makes one from a checkpoint).
+  static llvm::Expected<std::unique_ptr<Predictor>> fromExport(ExportedModel model,
+                                                               PredictorOptions options = {});
+  ~Predictor();
+
+  /// The vars a batch feeds, in the order predict() takes them, and their declared types.
+  const std::vector<std::string> &inputs() const;
+  /// The vars predict() returns, in order.
+  const std::vector<std::string> &outputs() const;
+  /// The input `i`'s dtype and dims (-1 for the rows).
+  DType inputType(size_t i) const;
+  std::vector<int64_t> inputDims(size_t i) const;
+  /// The inference program (its feed says how rows come from files).
+  const proto::Program &program() const;
+
+  /// Runs the model on one batch: `batch[i]` feeds inputs()[i], each with the same number of
+  /// rows along dim 0. Returns one tensor per output with a row per input row. Safe to call from
+  /// many threads at once: each call has its own vars, and the model's are read only. Errors name
+  /// the input or the op.
+  llvm::Expected<std::vector<Tensor>> predict(const std::vector<Tensor> &batch) const;
+
+private:
+  struct Impl;
+  explicit Predictor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace oar
