@@ -129,9 +129,9 @@ static llvm::Expected<bool> denseFromTable(const proto::Program &main,
   report.loaded.push_back(var.name());
   report.tableRows += (*counts)->rows;
   // The table's state counts as found only for the slots it filled.
-  for (auto &[name, s] : stateVars) {
+  for (const auto &[slot, name] : stateVars) {
     bool filled = (*counts)->state &&
-                  llvm::any_of(slots, [&](const auto &e) { return e.first.slot == s; });
+                  llvm::any_of(slots, [&, &slot = slot](const auto &e) { return e.first.slot == slot; });
     (filled ? report.stateFound : report.stateMissing).push_back(name);
   }
   return true;

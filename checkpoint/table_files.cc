@@ -213,18 +213,25 @@ llvm::Error checkTableParts(const std::vector<TablePartFiles> &parts, llvm::Stri
   return llvm::Error::success();
 }
 
+llvm::Expected<std::optional<TableInfo>> readTableInfo(const TablePartFiles &part) {
+  if (part.legacy)
+    return std::optional<TableInfo>();
+  std::string infoPath = part.file("table.txt");
+  auto buffer = llvm::MemoryBuffer::getFile(infoPath, /*IsText=*/true);
+  if (!buffer)
+    return makeError("{0}: cannot read: {1}", infoPath, buffer.getError().message());
+  auto info = TableInfo::parse((*buffer)->getBuffer(), infoPath);
+  if (!info)
+    return info.takeError();
+  return std::optional<TableInfo>(std::move(*info));
+}
+
 llvm::Expected<TablePart> readTablePart(const TablePartFiles &part) {
   TablePart out;
-  if (!part.legacy) {
-    std::string infoPath = part.file("table.txt");
-    auto buffer = llvm::MemoryBuffer::getFile(infoPath, /*IsText=*/true);
-    if (!buffer)
-      return makeError("{0}: cannot read: {1}", infoPath, buffer.getError().message());
-    auto info = TableInfo::parse((*buffer)->getBuffer(), infoPath);
-    if (!info)
-      return info.takeError();
-    out.info = std::move(*info);
-  }
+  auto info = readTableInfo(part);
+  if (!info)
+    return info.takeError();
+  out.info = std::move(*info);
   std::string keysPath = part.file("keys.npy"), valuesPath = part.file("values.npy");
   auto keys = readNpy(keysPath);
   if (!keys)

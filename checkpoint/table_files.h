@@ -86,5 +86,7 @@ struct TablePart {
   TableRows rows;
 };
 llvm::Expected<TablePart> readTablePart(const TablePartFiles &part);
+/// The description (table.txt) of one part; none for a legacy part.
+llvm::Expected<std::optional<TableInfo>> readTableInfo(const TablePartFiles &part);
 
 } // namespace oar

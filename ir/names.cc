@@ -55,6 +55,9 @@ std::string syncedName(llvm::StringRef var) { return (var + "@SYNCED").str(); }
 
 std::string previousVersionName(llvm::StringRef var) { return (var + "@PREVIOUS").str(); }
 
+std::string denseGradName(llvm::StringRef grad) { return (grad + "@DENSE").str(); }
+std::string zerosName(llvm::StringRef var) { return (var + "@ZEROS").str(); }
+
 std::string tableKeysName(llvm::StringRef table) { return (table + "@KEYS").str(); }
 std::string tableValuesName(llvm::StringRef table) { return (table + "@VALUES").str(); }
 std::string tableIndexName(llvm::StringRef table) { return (table + "@INDEX").str(); }

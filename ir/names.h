@@ -35,6 +35,10 @@ std::string syncedName(llvm::StringRef var);
 /// `w.block0` -> `w.block0@PREVIOUS`: an async pserver's current version of a param, read by an
 /// update that writes the next version into a fresh buffer (runtime/param_versions.h).
 std::string previousVersionName(llvm::StringRef var);
+/// `w@GRAD` -> `w@GRAD@DENSE`: a local sparse table's gradient rows as a dense tensor (zeros
+/// elsewhere), for the pservers that update the table as a dense param; `w` -> `w@ZEROS`.
+std::string denseGradName(llvm::StringRef grad);
+std::string zerosName(llvm::StringRef var);
 /// An exported table's vars: `t` -> `t@KEYS` (sorted keys), `t@VALUES` (their rows), `t@INDEX`
 /// (the index a predictor builds over the keys).
 std::string tableKeysName(llvm::StringRef table);

@@ -30,7 +30,8 @@ OAR_OP(lookup_sorted_table)
     .input("Keys", "i64 [n]: the table's keys, sorted")
     .input("Values", "f32 [n, width]: the row of each key")
     .input("Index", "i32 slots of an open-addressing index of Keys (serving/key_index.h); "
-                    "without it a key is found by binary search",
+                    "without it (or empty) a key is found by binary search, and keys 0..n-1 "
+                    "are their own rows",
            kOptional)
     .output("Out", "the rows, [N, width] (or [N, slots, width])")
     .attr<int64_t>("padding_idx", -1, "an id whose row reads as zeros")

@@ -81,8 +81,10 @@ public:
   void setWeights(uint64_t key, const float *weights, const RowStats *stats = nullptr);
   /// The stats of `key`, which has a row.
   RowStats rowStats(uint64_t key) const;
-  /// Steps the table has ended (endStep calls).
+  /// Steps the table has ended (endStep calls); a table loaded from a checkpoint goes on
+  /// counting from the checkpoint's (its rows' stats count in those steps).
   uint32_t step() const { return step_; }
+  void setStep(uint32_t step) { step_ = step; }
   /// How a row starts (the config's init, seed and name).
   RowInit rowInit() const;
   /// Bytes held: the row chunks and the index.

@@ -63,6 +63,15 @@ llvm::Error loadTable(SparseTable &table, const CheckpointReader &ckpt,
   std::optional<std::pair<int64_t, int64_t>> ownPart;
   if (ownPartOnly)
     ownPart = std::make_pair(index, routing.numPservers);
+  // The table's clock goes on from the save's, which its rows' stats count in.
+  if (const std::vector<TablePartFiles> *parts = ckpt.tableParts(want.name);
+      parts && !parts->empty()) {
+    auto info = readTableInfo(parts->front());
+    if (!info)
+      return info.takeError();
+    if (*info)
+      table.setStep(static_cast<uint32_t>((*info)->step));
+  }
   auto counts = readTableRows(
       ckpt, want, stateVars,
       [&](uint64_t key) { return !reservedKey(key) && routing.pserverOf(key) == index; },

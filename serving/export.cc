@@ -31,13 +31,13 @@ llvm::Expected<ExportedTable> exportTable(const proto::Program &main,
   ExportedTable out;
   TableInfo want = wantedTable(main, startup, name);
   // A part's own description says how its job started the rows it lacks.
-  if (const std::vector<TablePartFiles> *parts = ckpt.tableParts(name); parts && !parts->empty())
-    if (!parts->front().legacy) {
-      auto first = readTablePart(parts->front());
-      if (!first)
-        return first.takeError();
-      want.init = first->info->init;
-    }
+  if (const std::vector<TablePartFiles> *parts = ckpt.tableParts(name); parts && !parts->empty()) {
+    auto info = readTableInfo(parts->front());
+    if (!info)
+      return info.takeError();
+    if (*info)
+      want.init = (*info)->init;
+  }
   bool shrink = opts.minPushes > 0 || opts.maxUnseenSteps > 0;
   std::vector<uint64_t> keys;
   std::vector<float> weights;

@@ -44,7 +44,12 @@ llvm::Expected<std::unique_ptr<Predictor>> Predictor::fromExport(ExportedModel m
   for (auto &[name, t] : model.params)
     impl->model.emplace_back(name, std::move(t));
   for (auto &[name, t] : model.tables) {
-    impl->model.emplace_back(tableIndexName(name), buildKeyIndex(t.keys));
+    // Keys 0..n-1 (a table trained dense) are their own rows: no index to build.
+    const auto *k = static_cast<const uint64_t *>(t.keys.raw());
+    int64_t n = t.keys.numel();
+    bool direct = n > 0 && k[0] == 0 && k[n - 1] == static_cast<uint64_t>(n - 1);
+    impl->model.emplace_back(tableIndexName(name),
+                             direct ? Tensor(proto::I32, {0}) : buildKeyIndex(t.keys));
     impl->model.emplace_back(tableKeysName(name), std::move(t.keys));
     impl->model.emplace_back(tableValuesName(name), std::move(t.values));
   }

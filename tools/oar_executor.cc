@@ -204,7 +204,7 @@ static oar::runtime::CurveConfig curveFromFlags() {
 static void printEval(const oar::EvalResult &eval) {
   outs() << formatv("test: {0} rows, loss {1:f6}", eval.rows, eval.loss);
   for (const auto &[name, value] : eval.metrics)
-    outs() << formatv(", {0} {1:f4}", name, value);
+    outs() << formatv(", {0} {1:f6}", name, value);
   outs() << "\n";
 }
 
@@ -397,7 +397,7 @@ static int runSingle() {
     oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(loadDir));
     oar::LoadReport loaded =
         exitOnErr(oar::loadSingleMachine(mainProg, startupProg, scope, ckpt));
-    exitOnErr(oar::checkStateComplete(loaded, ckpt, /*training=*/!evalOnly));
+    exitOnErr(oar::checkStateComplete(loaded, ckpt, /*training=*/!evalOnly && predictOut.empty()));
     outs() << loaded.summary(ckpt) << "\n";
   }
   if (!predictOut.empty())

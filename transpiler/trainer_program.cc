@@ -29,12 +29,36 @@ void addEpmap(OpWriter &op, const ParamPlan &p) {
     eps.Add(std::string(b.endpoint));
 }
 
+/// A local sparse table's gradient (selected rows: the rows a batch looked up) as a dense
+/// tensor, zeros elsewhere: the pservers hold the table as a dense param, sliced and updated as
+/// any other (for sgd and adagrad a zero row leaves its weights as they are, bit for bit). Such a
+/// table travels whole to every trainer each step anyway (its recv), so its gradient costs no
+/// more than that. Returns the dense gradient's name.
+std::string appendDensify(proto::Block &block, VarTable &vars, const ParamPlan &p) {
+  std::string zeros = zerosName(p.param), dense = denseGradName(p.grad);
+  vars.declare(zeros, p.dtype, p.dims);
+  vars.declare(dense, p.dtype, p.dims);
+  OpWriter(block, "fill_zeros_like", proto::DIST).input("X", p.param).output("Out", zeros);
+  OpWriter sum(block, "sum", proto::DIST);
+  OpWriter::Names &in = sum.inputs("X");
+  in.Add(std::string(p.grad));
+  in.Add(std::string(zeros));
+  sum.output("Out", dense);
+  return dense;
+}
+
 /// split_byref of a param's grad into its blocks (when split), then send of the blocks.
 void appendSend(proto::Block &block, VarTable &vars, const ParamPlan &p) {
   int numBlocks = static_cast<int>(p.blocks.size());
+  std::string grad = p.grad;
+  if (const proto::Var *v = vars.find(p.grad); v && v->kind() == proto::SELECTED_ROWS) {
+    grad = appendDensify(block, vars, p);
+    if (!p.split()) // the message carries the gradient's own name
+      OpWriter(block, "scale", proto::DIST).input("X", grad).output("Out", p.grad);
+  }
   if (p.split()) {
     OpWriter split(block, "split_byref", proto::DIST);
-    split.input("X", p.grad);
+    split.input("X", grad);
     OpWriter::Names &outs = split.outputs("Out");
     outs.Reserve(numBlocks);
     for (const VarBlock &b : p.blocks) {

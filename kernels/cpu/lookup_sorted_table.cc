@@ -9,37 +9,50 @@ namespace oar::cpu {
 
 static llvm::Error lookupSortedTable(KernelContext &ctx) {
   const Tensor &ids = ctx.input("Ids"), &keys = ctx.input("Keys"), &values = ctx.input("Values");
+  int64_t n = keys.numel(), width = values.dim(1);
+  const auto *k = static_cast<const uint64_t *>(keys.raw());
+  // Keys 0..n-1 (a table one machine trained dense) need no search: a key is its row.
+  bool direct = n > 0 && k[0] == 0 && k[n - 1] == static_cast<uint64_t>(n - 1);
   const int32_t *index = nullptr;
   int64_t slots = 0;
-  if (ctx.hasInput("Index")) {
+  if (ctx.hasInput("Index") && ctx.input("Index").numel() > 0 && !direct) {
     const Tensor &t = ctx.input("Index");
     slots = t.numel();
-    if (t.dtype() != proto::I32 || slots < 1 || (slots & (slots - 1)) != 0 ||
-        slots < keys.numel())
+    if (t.dtype() != proto::I32 || (slots & (slots - 1)) != 0 || slots < n)
       return makeError("{0}: must be an i32 index of a power-of-two size above the {1} keys",
-                       ctx.describeInput("Index"), keys.numel());
+                       ctx.describeInput("Index"), n);
     index = t.data<int32_t>();
   }
   const ops::AttrReader &a = ctx.attrs();
   RowInit init{a.getString("init"), a.getFloat("init_a"), a.getFloat("init_b"), a.getInt("seed"),
                a.getString("table")};
   uint64_t stream = init.streamSeed();
-  int64_t n = keys.numel(), width = values.dim(1), pad = a.getInt("padding_idx");
-  const auto *k = static_cast<const uint64_t *>(keys.raw());
+  int64_t pad = a.getInt("padding_idx"), count = ids.numel();
   const int64_t *id = ids.data<int64_t>();
+  const float *rows = values.data<float>();
   float *out = ctx.output("Out").data<float>();
-  for (int64_t i = 0; i < ids.numel(); ++i) {
+  constexpr int64_t kAhead = 8; // a large table's rows miss the cache: overlap the misses
+  uint64_t mask = static_cast<uint64_t>(slots) - 1;
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) {
+      auto ahead = static_cast<uint64_t>(id[i + kAhead]);
+      if (direct && ahead < static_cast<uint64_t>(n))
+        __builtin_prefetch(rows + ahead * width);
+      else if (index)
+        __builtin_prefetch(index + (runtime::mixKey(ahead) & mask));
+    }
     float *dst = out + i * width;
     if (id[i] == pad) {
       std::fill_n(dst, width, 0.0f);
       continue;
     }
-    uint64_t key = static_cast<uint64_t>(id[i]);
-    int64_t row = findKeyRow(k, n, index, slots, key);
+    auto key = static_cast<uint64_t>(id[i]);
+    int64_t row = direct ? (key < static_cast<uint64_t>(n) ? static_cast<int64_t>(key) : -1)
+                         : findKeyRow(k, n, index, slots, key);
     if (row < 0)
       init.weightsFrom(stream, key, width, dst);
     else
-      std::memcpy(dst, values.data<float>() + row * width, width * sizeof(float));
+      std::memcpy(dst, rows + row * width, width * sizeof(float));
   }
   return llvm::Error::success();
 }

@@ -14,6 +14,29 @@ std::string run(const std::string &cmd) {
   return out;
 }
 
+std::string runFailing(const std::string &cmd) {
+  std::string out;
+  int rc = runCommand(cmd, out);
+  INFO(cmd << "\n" << out);
+  REQUIRE(rc != 0);
+  return out;
+}
+
+std::string errorLines(const std::string &output) {
+  std::string lines;
+  size_t at = 0;
+  while (at < output.size()) {
+    size_t end = output.find('\n', at);
+    if (end == std::string::npos)
+      end = output.size();
+    std::string line = output.substr(at, end - at);
+    if (line.find("error:") != std::string::npos)
+      lines += (lines.empty() ? "" : "\n") + line;
+    at = end + 1;
+  }
+  return lines;
+}
+
 void makeModel(const std::string &dir, const std::string &args) {
   run(binDir() + "/oar-model " + args + " -o " + dir);
 }

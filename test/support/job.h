@@ -8,6 +8,10 @@ namespace oar {
 
 /// Runs a shell command and requires it to exit 0; returns its stdout and stderr.
 std::string run(const std::string &cmd);
+/// Runs a shell command that must fail (exit non-zero); returns its stdout and stderr.
+std::string runFailing(const std::string &cmd);
+/// The lines of `output` that hold "error:", joined by newlines.
+std::string errorLines(const std::string &output);
 
 /// Writes a model with oar-model; `args` are its flags.
 void makeModel(const std::string &dir, const std::string &args);

@@ -97,7 +97,7 @@ TEST_CASE("the metrics CSV has every declared metric and test evaluations (--eva
   double accuracy = 0;
   REQUIRE_FALSE(fields[4].getAsDouble(accuracy));
   CHECK(accuracy > 0.7);
-  CHECK_THAT(out, Contains(llvm::formatv("accuracy_0.tmp_0 {0:f4}", accuracy).str()));
+  CHECK_THAT(out, Contains(llvm::formatv("accuracy_0.tmp_0 {0:f6}", accuracy).str()));
   runExpecting(1, binDir() + "/oar-executor --main " + dir + "/main.pb --startup " + dir +
                       "/startup.pb --eval-every soon");
 }

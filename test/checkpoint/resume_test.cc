@@ -1,0 +1,129 @@
+// Resuming after a kill -9 at a random step, with the same command: one machine and sync jobs end
+// with the bits of a run never interrupted; async and GEO jobs go on and converge.
+#include <random>
+
+#include "executor/npy.h"
+#include "test/support/ctr_data.h"
+#include "test/support/expect.h"
+#include "test/support/fixture.h"
+#include "test/support/job.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace oar;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// A step from 5 to 30 (of 80), drawn anew each run: the kill lands anywhere, between
+/// checkpoints or on one.
+int randomStep() {
+  std::random_device seed;
+  return std::uniform_int_distribution<int>(5, 30)(seed);
+}
+
+/// Every .npy file under `dir`, relative to it.
+std::vector<std::string> npyFiles(const std::string &dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (llvm::StringRef(it->path()).endswith(".npy"))
+      files.push_back(llvm::StringRef(it->path()).drop_front(dir.size() + 1).str());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Both saves hold the same files with the same bits.
+void checkSameBits(const std::string &a, const std::string &b) {
+  std::vector<std::string> files = npyFiles(a);
+  REQUIRE(files == npyFiles(b));
+  REQUIRE(!files.empty());
+  for (const std::string &f : files) {
+    INFO(f);
+    CHECK(readFile(a + "/" + f) == readFile(b + "/" + f));
+  }
+}
+
+/// Runs `cmd` killed (SIGKILL to it and every process it started) when its output shows `text`,
+/// then again; returns the second run's output.
+std::string killAndRerun(const std::string &dir, const std::string &text,
+                         const std::string &cmd) {
+  std::string report = run(sourceDir() + "/test/checkpoint/kill_and_rerun.sh " + dir + "/run '" +
+                           text + "' " + cmd);
+  INFO(report << "\nfirst run:\n" << readFile(dir + "/run.1"));
+  CHECK_THAT(report, Contains("first run: status 137")); // killed, not finished
+  CHECK_THAT(report, Contains("second run: status 0"));
+  return readFile(dir + "/run.2");
+}
+
+std::string ctrModel(const std::string &dir, const std::string &flags) {
+  run(binDir() + "/oar-model --model=wide_deep --format=criteo --data=" + ctrData() +
+      "/train.txt --test-data=" + ctrData() + "/test.txt --vocab=65536 --hidden=64,32 " + flags +
+      " -o " + dir + "/model");
+  return dir + "/model";
+}
+
+} // namespace
+
+TEST_CASE("one machine killed at a random step resumes with the same command to the bits of an "
+          "uninterrupted run",
+          "[e2e][checkpoint]") {
+  std::string dir = scratchDir("resume_single");
+  // Two shuffled epochs: the resumed run must read the data from where it was, in its order.
+  std::string model = ctrModel(dir, "--batch-size=1000 --epochs=2 --shuffle");
+  std::string base = binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
+                     "/startup.pb --num-threads 1 --log-every 1 ";
+  run(base + "--save " + dir + "/whole");
+  int step = randomStep();
+  INFO("killed at step " << step);
+  std::string resumed =
+      killAndRerun(dir, "step " + std::to_string(step) + " epoch",
+                   base + "--save " + dir + "/resumed --checkpoint-dir " + dir +
+                       "/ckpt --checkpoint-every 4");
+  CHECK_THAT(resumed, Contains("resumed from checkpoint " + dir + "/ckpt/step-"));
+  checkSameBits(dir + "/whole", dir + "/resumed");
+}
+
+TEST_CASE("a 2x2 sync job killed at a random step resumes with the same command to the bits of "
+          "an uninterrupted run",
+          "[e2e][checkpoint]") {
+  std::string dir = scratchDir("resume_sync");
+  std::string model = ctrModel(dir, "--batch-size=500 --epochs=2");
+  auto launch = [&](const std::string &save, const std::string &flags) {
+    return binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync --timeout=300 " +
+           "--save " + save + " " + model + " -- --log-every 1 " + flags;
+  };
+  run(launch(dir + "/whole", ""));
+  int step = randomStep();
+  INFO("killed at step " << step);
+  std::string resumed =
+      killAndRerun(dir, "[trainer.0] step " + std::to_string(step) + " epoch",
+                   launch(dir + "/resumed",
+                          "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 4"));
+  CHECK_THAT(resumed, Contains("resumed from their checkpoint of step"));
+  checkSameBits(dir + "/whole", dir + "/resumed");
+}
+
+TEST_CASE("async and GEO jobs killed at a random step resume with the same command and converge",
+          "[e2e][checkpoint]") {
+  // GEO keeps its tables on the trainers (distributed tables train in sync or async only).
+  for (const char *mode : {"async", "geo"}) {
+    std::string dir = scratchDir(std::string("resume_") + mode);
+    std::string model = ctrModel(dir, std::string("--batch-size=500 --epochs=2") +
+                                          (mode == std::string("geo") ? " --local-tables" : ""));
+    auto launch = [&](const std::string &flags) {
+      return binDir() + "/oar-launch --server-num=2 --worker-num=2 --timeout=300 --mode=" + mode +
+             " " + model + " -- --log-every 1 --geo-k-steps 5 " + flags;
+    };
+    double whole = aucOf(run(launch("")));
+    int step = randomStep();
+    INFO(mode << " killed at step " << step);
+    std::string resumed =
+        killAndRerun(dir, "[trainer.0] step " + std::to_string(step) + " epoch",
+                     launch("--checkpoint-dir " + dir + "/ckpt --checkpoint-every 4"));
+    CHECK_THAT(resumed, Contains("resumed from checkpoint " + dir + "/ckpt/pserver.0/step-"));
+    INFO(resumed);
+    CHECK(std::abs(aucOf(resumed) - whole) <= 0.005);
+  }
+}

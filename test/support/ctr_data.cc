@@ -1,0 +1,83 @@
+// Click logs for the CTR tests.
+#include "test/support/ctr_data.h"
+
+#include <unistd.h>
+
+#include "executor/ctr_generator.h"
+#include "executor/executor.h"
+#include "test/support/expect.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+
+namespace oar {
+
+const std::string &ctrData() {
+  struct Data {
+    std::string dir = scratchDir("ctr_data." + std::to_string(getpid()));
+    Data() {
+      CtrGenOptions opts;
+      opts.trainLines = 40000;
+      opts.testLines = 10000;
+      requireValue(generateCtr(opts, dir));
+    }
+    ~Data() { llvm::sys::fs::remove_directories(dir); }
+  };
+  static const Data data;
+  return data.dir;
+}
+
+std::string testLine(const std::string &output) {
+  size_t at = output.rfind("test: ");
+  REQUIRE(at != std::string::npos);
+  return output.substr(at, output.find('\n', at) - at);
+}
+
+double aucOf(const std::string &output) {
+  std::string line = testLine(output);
+  size_t a = line.find(", auc ");
+  REQUIRE(a != std::string::npos);
+  return std::stod(line.substr(a + 6));
+}
+
+std::vector<float> criteoLabels(const std::string &path) {
+  std::vector<float> labels;
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  std::string text = readFile(path);
+  llvm::StringRef(text).split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines)
+    labels.push_back(line.take_until([](char c) { return c == '\t'; }) == "1" ? 1.0f : 0.0f);
+  return labels;
+}
+
+double bucketedAuc(const std::vector<float> &scores, const std::vector<float> &labels) {
+  REQUIRE(scores.size() == labels.size());
+  auto n = static_cast<int64_t>(scores.size());
+  Scope scope;
+  scope.get("p") = Tensor::fromVector<float>({n, 1}, scores);
+  scope.get("y") = Tensor::fromVector<float>({n, 1}, labels);
+  scope.get("pos") = Tensor(proto::I64, {4096});
+  scope.get("neg") = Tensor(proto::I64, {4096});
+  proto::Op op = makeOp("auc",
+                        {{"Predict", {"p"}}, {"Label", {"y"}}, {"StatPos", {"pos"}},
+                         {"StatNeg", {"neg"}}},
+                        {{"AUC", {"auc"}}, {"StatPosOut", {"pos"}}, {"StatNegOut", {"neg"}}},
+                        {{"num_thresholds", int64_t(4095)}});
+  REQUIRE_OK(Executor().runOp(op, scope, "bucketed auc"));
+  Tensor auc = scope.get("auc");
+  return auc.dtype() == proto::F64 ? auc.data<double>()[0] : auc.data<float>()[0];
+}
+
+std::vector<float> readScores(const std::string &path) {
+  std::vector<float> scores;
+  llvm::SmallVector<llvm::StringRef, 0> lines;
+  std::string text = readFile(path);
+  llvm::StringRef(text).split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines) {
+    double v = 0;
+    REQUIRE_FALSE(line.take_until([](char c) { return c == '\t'; }).getAsDouble(v));
+    scores.push_back(static_cast<float>(v));
+  }
+  return scores;
+}
+
+} // namespace oar

@@ -1,0 +1,24 @@
+// Click logs for the CTR tests, and what a tool's output says of them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace oar {
+
+/// oar-gen-ctr's files (train.txt: 40,000 lines, test.txt: 10,000) in a scratch directory, written
+/// once per process (ctest runs test cases as processes side by side: each writes its own copy)
+/// and removed at exit.
+const std::string &ctrData();
+
+/// The `test: ...` line of a tool's output (the last one), and its auc.
+std::string testLine(const std::string &output);
+double aucOf(const std::string &output);
+/// The labels of a criteo file (the first field of each line).
+std::vector<float> criteoLabels(const std::string &path);
+/// The bucketed AUC (the auc op's, 4095 thresholds) of `scores` against `labels`.
+double bucketedAuc(const std::vector<float> &scores, const std::vector<float> &labels);
+/// The first column of a scores file (oar-predict's, --test-scores'), a value per line.
+std::vector<float> readScores(const std::string &path);
+
+} // namespace oar
