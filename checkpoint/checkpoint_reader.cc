@@ -29,8 +29,7 @@ std::map<int64_t, std::string> pserverDirs(const std::string &dir) {
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
     int64_t i = 0;
-    if (name.consume_front("pserver.") && !name.getAsInteger(10, i) && i >= 0 &&
-        isDir(it->path()))
+    if (name.consume_front("pserver.") && !name.getAsInteger(10, i) && i >= 0 && isDir(it->path()))
       out[i] = it->path();
   }
   return out;
@@ -38,7 +37,9 @@ std::map<int64_t, std::string> pserverDirs(const std::string &dir) {
 
 /// Rows and row width of a tensor as blocks cut it (a rank-1 var: elements).
 int64_t rowsOf(const Tensor &t) { return t.rank() == 0 ? 1 : t.dim(0); }
-int64_t rowWidth(const Tensor &t) { return t.rank() <= 1 ? 1 : t.numel() / std::max<int64_t>(t.dim(0), 1); }
+int64_t rowWidth(const Tensor &t) {
+  return t.rank() <= 1 ? 1 : t.numel() / std::max<int64_t>(t.dim(0), 1);
+}
 
 } // namespace
 
@@ -147,10 +148,9 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
   if (llvm::Error err = finishInterruptedSaves(dir))
     return std::move(err);
   r.flatDir_ = dir;
-  r.what_ = pservers.empty() ? "the save " + dir
-                             : llvm::formatv("the save of {0} pserver(s) in {1}", pservers.size(),
-                                             dir)
-                                   .str();
+  r.what_ = pservers.empty()
+                ? "the save " + dir
+                : llvm::formatv("the save of {0} pserver(s) in {1}", pservers.size(), dir).str();
   for (auto &[i, pdir] : pservers)
     if (llvm::Error err = r.addPserverDir(pdir))
       return std::move(err);
@@ -227,9 +227,8 @@ llvm::Expected<std::optional<Tensor>> CheckpointReader::dense(llvm::StringRef na
   size_t rowBytes = static_cast<size_t>(width) * dtypeSize(first.dtype());
   for (const Piece &p : pieces)
     std::memcpy(static_cast<char *>(whole.raw()) + p.rowBegin * rowBytes, p.t.raw(), p.t.bytes());
-  return check(std::move(whole), llvm::formatv("{0} (the pservers' blocks of {1})", describe(),
-                                               name)
-                                     .str());
+  return check(std::move(whole),
+               llvm::formatv("{0} (the pservers' blocks of {1})", describe(), name).str());
 }
 
 llvm::Expected<std::optional<std::vector<TablePartFiles>>>

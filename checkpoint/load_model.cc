@@ -59,8 +59,8 @@ TableInfo wantedTable(const proto::Program &main, const proto::Program &startup,
   if (const proto::Op *op = updateOf(main.blocks(0), table)) {
     if (op->type() == "sgd" || op->type() == "adagrad" || op->type() == "adam")
       t.optimizer = op->type();
-    if (const ops::OpSchema *schema = ops::lookupOp(op->type()); schema &&
-                                                                  schema->findAttr("row_wise"))
+    if (const ops::OpSchema *schema = ops::lookupOp(op->type());
+        schema && schema->findAttr("row_wise"))
       t.rowWise = ops::AttrReader(*op, *schema).getBool("row_wise");
   }
   const proto::Op *init = initializerOf(startup, table);
@@ -69,8 +69,8 @@ TableInfo wantedTable(const proto::Program &main, const proto::Program &startup,
 }
 
 /// The optimizer's state vars of `param`, by slot.
-static std::map<std::string, std::string>
-stateVarsOf(const std::map<std::string, StateVar> &state, llvm::StringRef param) {
+static std::map<std::string, std::string> stateVarsOf(const std::map<std::string, StateVar> &state,
+                                                      llvm::StringRef param) {
   std::map<std::string, std::string> bySlot;
   for (const auto &[name, s] : state)
     if (s.param == param)
@@ -130,8 +130,9 @@ static llvm::Expected<bool> denseFromTable(const proto::Program &main,
   report.tableRows += (*counts)->rows;
   // The table's state counts as found only for the slots it filled.
   for (const auto &[slot, name] : stateVars) {
-    bool filled = (*counts)->state &&
-                  llvm::any_of(slots, [&, &slot = slot](const auto &e) { return e.first.slot == slot; });
+    bool filled = (*counts)->state && llvm::any_of(slots, [&, &slot = slot](const auto &e) {
+                    return e.first.slot == slot;
+                  });
     (filled ? report.stateFound : report.stateMissing).push_back(name);
   }
   return true;

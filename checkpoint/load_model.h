@@ -9,8 +9,8 @@ namespace oar {
 
 /// What a load set, for the node's log line and the state rule.
 struct LoadReport {
-  std::vector<std::string> loaded;     ///< vars set from the checkpoint
-  std::vector<std::string> stateFound; ///< optimizer state vars (or tables' state) it held
+  std::vector<std::string> loaded;       ///< vars set from the checkpoint
+  std::vector<std::string> stateFound;   ///< optimizer state vars (or tables' state) it held
   std::vector<std::string> stateMissing; ///< optimizer state vars it held nothing for
   int64_t tableRows = 0;
   /// "loaded N vars (and R table rows) from WHAT", and a second sentence when the optimizer

@@ -52,8 +52,7 @@ llvm::Expected<LoadReport> loadPserverBlocks(const proto::Program &pserver, Scop
       int64_t rows = dims.empty() ? 1 : dims[0], width = numElements(dims.drop_front());
       int64_t srcRows = src.rank() == 0 ? 1 : src.dim(0);
       bool fits = src.dtype() == block.dtype() && src.rank() == std::max<size_t>(dims.size(), 1) &&
-                  b.rowBegin >= 0 && b.rowBegin <= srcRows - rows &&
-                  src.numel() == srcRows * width;
+                  b.rowBegin >= 0 && b.rowBegin <= srcRows - rows && src.numel() == srcRows * width;
       if (!fits)
         return makeError("{0}: {1} holds {2}{3}, which has no {4} rows from row {5} of width {6} "
                          "({7}) for block {8}",

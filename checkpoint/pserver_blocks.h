@@ -32,7 +32,6 @@ llvm::Expected<std::vector<SavedBlock>> pserverBlocks(const proto::Program &pser
 
 /// The index as text, and back (errors name `path` and the line).
 std::string blockIndexText(const std::vector<SavedBlock> &blocks);
-llvm::Expected<std::vector<SavedBlock>> parseBlockIndex(llvm::StringRef text,
-                                                        llvm::StringRef path);
+llvm::Expected<std::vector<SavedBlock>> parseBlockIndex(llvm::StringRef text, llvm::StringRef path);
 
 } // namespace oar

@@ -7,8 +7,7 @@
 
 namespace oar {
 
-llvm::Error saveSingleMachine(const proto::Program &main, const Scope &scope,
-                              llvm::StringRef dir) {
+llvm::Error saveSingleMachine(const proto::Program &main, const Scope &scope, llvm::StringRef dir) {
   if (llvm::Error err = savePersistables(main, scope, dir))
     return err;
   for (const proto::Var &v : main.blocks(0).vars())

@@ -142,10 +142,8 @@ llvm::Error StepCheckpoints::write(int64_t step,
     text += "file " + name + " " + std::to_string(bytes) + "\n";
   std::string manifestPath = tmp + "/" + kManifest;
   int fd = open(manifestPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok =
-      fd >= 0 &&
-      ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-      fsync(fd) == 0;
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            fsync(fd) == 0;
   int err = errno;
   if (fd >= 0)
     close(fd);

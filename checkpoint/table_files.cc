@@ -29,8 +29,8 @@ std::string TableInfo::text() const {
   return llvm::formatv("oar-table 1\nname {0}\nwidth {1}\noptimizer {2}\nrow_wise {3}\n"
                        "init {4} {5} {6}\nseed {7}\nstep {8}\n",
                        name, width, optimizer.empty() ? "none" : optimizer, rowWise ? 1 : 0,
-                       init.kind, llvm::formatv("{0:e9}", init.a).str(), llvm::formatv("{0:e9}", init.b).str(),
-                       init.seed, step)
+                       init.kind, llvm::formatv("{0:e9}", init.a).str(),
+                       llvm::formatv("{0:e9}", init.b).str(), init.seed, step)
       .str();
 }
 
@@ -38,8 +38,7 @@ llvm::Expected<TableInfo> TableInfo::parse(llvm::StringRef text, llvm::StringRef
   llvm::SmallVector<llvm::StringRef, 16> lines;
   text.split(lines, '\n', -1, /*KeepEmpty=*/false);
   if (lines.empty() || lines[0] != "oar-table 1")
-    return makeError("{0}: not a table description (its first line must be \"oar-table 1\")",
-                     path);
+    return makeError("{0}: not a table description (its first line must be \"oar-table 1\")", path);
   TableInfo info;
   std::map<std::string, llvm::StringRef> fields;
   for (size_t i = 1; i < lines.size(); ++i) {

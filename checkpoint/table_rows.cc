@@ -90,9 +90,8 @@ readDense(const CheckpointReader &ckpt, const TableInfo &want,
       break;
     slots.emplace_back(slot, std::move(**t));
   }
-  bool withState = stateFloats > 0 && slots.size() == tableStateSlots(want.optimizer, want.rowWise,
-                                                                      want.width)
-                                                           .size();
+  bool withState = stateFloats > 0 &&
+                   slots.size() == tableStateSlots(want.optimizer, want.rowWise, want.width).size();
   TableReadCounts counts;
   counts.state = withState;
   std::vector<float> state(static_cast<size_t>(stateFloats));

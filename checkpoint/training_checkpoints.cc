@@ -7,14 +7,21 @@
 
 namespace oar {
 
+/// The job's hash without the number of epochs, which only says where training stops: a run
+/// of one epoch, started again for two, goes on into the second (1 + 1 epochs are 2).
+static std::string digestOf(const proto::Program &main, const proto::Program &startup) {
+  proto::Program hashed = main;
+  hashed.mutable_train_feed()->clear_epochs();
+  return llvm::formatv("{0:x16}", jobHash(hashed, startup)).str();
+}
+
 TrainingCheckpoints::TrainingCheckpoints(std::string dir, const proto::Program &main,
                                          const proto::Program &startup, int64_t every, int keep)
-    : steps_(std::move(dir), llvm::formatv("{0:x16}", jobHash(main, startup)).str(),
-             std::max(keep, 1)),
-      main_(main), every_(every) {}
+    : steps_(std::move(dir), digestOf(main, startup), std::max(keep, 1)), main_(main),
+      every_(every) {}
 
-llvm::Expected<int64_t> TrainingCheckpoints::resume(
-    Scope &scope, const std::function<void(const std::string &)> &log) {
+llvm::Expected<int64_t>
+TrainingCheckpoints::resume(Scope &scope, const std::function<void(const std::string &)> &log) {
   std::optional<int64_t> step = steps_.latest();
   if (!step)
     return 0;
@@ -33,10 +40,9 @@ llvm::Expected<int64_t> TrainingCheckpoints::resume(
 }
 
 llvm::Error TrainingCheckpoints::write(int64_t stepsDone, int64_t epoch, const Scope &scope) {
-  return steps_.write(
-      stepsDone,
-      [&](const std::string &dir) { return savePersistables(main_, scope, dir); },
-      {{"epoch", std::to_string(epoch)}, {"step", std::to_string(stepsDone)}});
+  return steps_.write(stepsDone,
+                      [&](const std::string &dir) { return savePersistables(main_, scope, dir); },
+                      {{"epoch", std::to_string(epoch)}, {"step", std::to_string(stepsDone)}});
 }
 
 llvm::Error TrainingCheckpoints::afterStep(const StepReport &r, const Scope &scope) {

@@ -13,7 +13,8 @@ namespace oar {
 class TrainingCheckpoints {
 public:
   /// Checkpoints of the job `main`/`startup` (its hash names them: another model, optimizer or
-  /// feed never loads them) in `dir`, every `every` steps (0: only the last), keeping `keep`.
+  /// feed never loads them; more epochs than before do) in `dir`, every `every` steps (0: only
+  /// the last), keeping `keep`.
   TrainingCheckpoints(std::string dir, const proto::Program &main, const proto::Program &startup,
                       int64_t every, int keep);
 

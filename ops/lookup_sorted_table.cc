@@ -29,15 +29,17 @@ OAR_OP(lookup_sorted_table)
     .input("Ids", "i64 keys (read as uint64), [N, 1] or [N] or [N, slots]")
     .input("Keys", "i64 [n]: the table's keys, sorted")
     .input("Values", "f32 [n, width]: the row of each key")
-    .input("Index", "i32 slots of an open-addressing index of Keys (serving/key_index.h); "
-                    "without it (or empty) a key is found by binary search, and keys 0..n-1 "
-                    "are their own rows",
+    .input("Index",
+           "i32 slots of an open-addressing index of Keys (serving/key_index.h); "
+           "without it (or empty) a key is found by binary search, and keys 0..n-1 "
+           "are their own rows",
            kOptional)
     .output("Out", "the rows, [N, width] (or [N, slots, width])")
     .attr<int64_t>("padding_idx", -1, "an id whose row reads as zeros")
     .attr<std::string>("table", "", "the table's name: with seed, fixes a missing key's weights")
-    .attr<std::string>("init", "constant", "how a missing key's weights start: uniform | "
-                                           "gaussian | constant")
+    .attr<std::string>("init", "constant",
+                       "how a missing key's weights start: uniform | "
+                       "gaussian | constant")
     .attr<float>("init_a", 0.0f, "uniform: min; gaussian: mean; constant: the value")
     .attr<float>("init_b", 0.0f, "uniform: max; gaussian: std")
     .attr<int64_t>("seed", 0, "the table's initialiser's seed")

@@ -253,9 +253,8 @@ static void removeStaleSaveFiles(const proto::Program &prog, llvm::StringRef dir
       llvm::sys::fs::remove(inDir(dir, b.whole + ".npy"));
   for (const proto::Op &op : prog.blocks(0).ops())
     if (op.type() == "sparse_table")
-      llvm::sys::fs::remove(
-          inDir(dir, ops::AttrReader(op, *ops::lookupOp("sparse_table")).getString("table") +
-                         ".npy"));
+      llvm::sys::fs::remove(inDir(
+          dir, ops::AttrReader(op, *ops::lookupOp("sparse_table")).getString("table") + ".npy"));
 }
 
 /// Saves this pserver's blocks (params and optimizer state) as DIR/pserver.<i>/ with their

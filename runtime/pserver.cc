@@ -555,8 +555,8 @@ struct PserverLoop::Impl {
     resumedFrom.assign(fanin, 0);
     for (int64_t t = 0; t < fanin; ++t)
       if (steps[t].getAsInteger(10, resumedFrom[t]) || resumedFrom[t] < 0)
-        return makeError("{0}: trainer {1}'s step \"{2}\" is not a step",
-                         checkpoints->pathOf(step), t, steps[t]);
+        return makeError("{0}: trainer {1}'s step \"{2}\" is not a step", checkpoints->pathOf(step),
+                         t, steps[t]);
     return llvm::Error::success();
   }
   /// Async and GEO: a checkpoint every checkpointEvery steps of the job (or on SIGUSR1), once
@@ -1030,8 +1030,8 @@ struct PserverLoop::Impl {
       if (llvm::Error err = checkpoints->write(optimizedRounds, program, scope, tables))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     if (checkpoints && mode != "sync") // each trainer's last step: a restart trains no more
-      if (llvm::Error err = checkpoints->write(asyncJobStep(), program, scope, tables,
-                                               trainerStepFields()))
+      if (llvm::Error err =
+              checkpoints->write(asyncJobStep(), program, scope, tables, trainerStepFields()))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     if (std::string moved = peerMemory.summary(); !moved.empty())
       log(moved);

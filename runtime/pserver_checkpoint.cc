@@ -33,13 +33,13 @@ llvm::Error PserverCheckpoints::write(int64_t step, const proto::Program &progra
   return steps_.write(
       step,
       [&](const std::string &dir) -> llvm::Error {
-    SaveSet files(dir); // in a fresh directory: the set's renames only drop the suffixes
-    if (llvm::Error err = stagePserverBlocks(program, scope, dir, files))
-      return err;
-    if (tables.size() > 0)
-      if (llvm::Error err = tables.stage(dir + "/tables", files))
-        return err;
-    return files.commit();
+        SaveSet files(dir); // in a fresh directory: the set's renames only drop the suffixes
+        if (llvm::Error err = stagePserverBlocks(program, scope, dir, files))
+          return err;
+        if (tables.size() > 0)
+          if (llvm::Error err = tables.stage(dir + "/tables", files))
+            return err;
+        return files.commit();
       },
       fields);
 }

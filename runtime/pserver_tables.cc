@@ -171,8 +171,8 @@ llvm::Error PserverTables::save(llvm::StringRef dir) const {
 llvm::Error PserverTables::load(const CheckpointReader &ckpt, bool ownPartOnly,
                                 LoadReport &report) {
   for (Held &h : held_)
-    if (llvm::Error err = loadTable(*h.table, ckpt, h.stateVars, routing_, pserverIndex_,
-                                    ownPartOnly, report))
+    if (llvm::Error err =
+            loadTable(*h.table, ckpt, h.stateVars, routing_, pserverIndex_, ownPartOnly, report))
       return err;
   return llvm::Error::success();
 }

@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "executor/tensor.h"
 #include "checkpoint/load_model.h"
+#include "executor/tensor.h"
 #include "runtime/protocol.h"
 #include "runtime/sparse_routing.h"
 #include "runtime/sparse_table.h"

@@ -25,8 +25,8 @@ static int64_t stateFloats(const SparseTableConfig &c) {
 }
 
 SparseTable::SparseTable(SparseTableConfig config)
-    : config_(std::move(config)), stride_(config_.width + stateFloats(config_)),
-      init_(rowInit()), tableSeed_(init_.streamSeed()) {}
+    : config_(std::move(config)), stride_(config_.width + stateFloats(config_)), init_(rowInit()),
+      tableSeed_(init_.streamSeed()) {}
 
 /// A uniform float in [0, 1) from 24 bits of a hash.
 static float unit(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 16777216.0f); }

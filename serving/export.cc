@@ -24,8 +24,7 @@ namespace oar {
 namespace {
 
 /// The rows of table `t` that the shrink options keep, weights only, sorted by key.
-llvm::Expected<ExportedTable> exportTable(const proto::Program &main,
-                                          const proto::Program &startup,
+llvm::Expected<ExportedTable> exportTable(const proto::Program &main, const proto::Program &startup,
                                           const CheckpointReader &ckpt, llvm::StringRef name,
                                           const ExportOptions &opts) {
   ExportedTable out;
@@ -102,8 +101,7 @@ std::set<std::string> servedTableVars(const proto::Program &inference) {
 
 } // namespace
 
-llvm::Expected<ExportedModel> exportModel(const proto::Program &main,
-                                          const proto::Program &startup,
+llvm::Expected<ExportedModel> exportModel(const proto::Program &main, const proto::Program &startup,
                                           const CheckpointReader &ckpt,
                                           const ExportOptions &options) {
   if (options.minPushes < 0 || options.maxUnseenSteps < 0)
@@ -179,10 +177,9 @@ llvm::Error writeExport(const ExportedModel &model, llvm::StringRef dirRef) {
   for (const auto &[name, t] : model.params)
     if (llvm::Error err = files.add(inDir(tmp, "params/" + name + ".npy"), t))
       return fail(std::move(err));
-  std::string manifest =
-      llvm::formatv("oar-export 1\nsource {0}\nvalues {1}\n", model.source,
-                    model.options.f16 ? "f16" : "f32")
-          .str();
+  std::string manifest = llvm::formatv("oar-export 1\nsource {0}\nvalues {1}\n", model.source,
+                                       model.options.f16 ? "f16" : "f32")
+                             .str();
   for (const auto &[name, t] : model.tables) {
     std::string tableDir = inDir(tmp, "tables/" + name);
     if (std::error_code ec = llvm::sys::fs::create_directories(tableDir))
@@ -190,8 +187,8 @@ llvm::Error writeExport(const ExportedModel &model, llvm::StringRef dirRef) {
     if (llvm::Error err = writeTablePart(t.info, TableRows{t.keys, t.values, Tensor()},
                                          tableDir + "/", files, model.options.f16))
       return fail(std::move(err));
-    manifest += llvm::formatv("table {0} rows {1} dropped {2}\n", name, t.keys.numel(), t.dropped)
-                    .str();
+    manifest +=
+        llvm::formatv("table {0} rows {1} dropped {2}\n", name, t.keys.numel(), t.dropped).str();
   }
   if (model.options.minPushes > 0 || model.options.maxUnseenSteps > 0)
     manifest += llvm::formatv("shrink min_pushes {0} max_unseen_steps {1}\n",
@@ -300,8 +297,8 @@ std::string describeExport(const ExportedModel &m) {
        << (m.options.f16 ? " (f16 on disk)" : "") << "; a key it lacks starts "
        << t.info.init.describe() << "\n";
   if (p.test_feed().columns_size() > 0)
-    os << "reads " << p.test_feed().format() << " rows into " << llvm::join(p.test_feed().columns(), ", ")
-       << "\n";
+    os << "reads " << p.test_feed().format() << " rows into "
+       << llvm::join(p.test_feed().columns(), ", ") << "\n";
   return out;
 }
 

@@ -42,8 +42,7 @@ struct ExportedModel {
 
 /// The export of the model `main`/`startup` with the trained values of `ckpt` (any layout).
 /// Errors name what the checkpoint lacks.
-llvm::Expected<ExportedModel> exportModel(const proto::Program &main,
-                                          const proto::Program &startup,
+llvm::Expected<ExportedModel> exportModel(const proto::Program &main, const proto::Program &startup,
                                           const CheckpointReader &ckpt,
                                           const ExportOptions &options);
 

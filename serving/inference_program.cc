@@ -16,9 +16,8 @@ llvm::Expected<std::vector<std::string>> servedOutputs(const proto::Program &mai
   for (const char *metric : {"auc", "accuracy"})
     for (const proto::Op &op : block.ops())
       if (op.type() == metric)
-        if (const std::string *in = slotName(findInputSlot(op, metric == llvm::StringRef("auc")
-                                                                   ? "Predict"
-                                                                   : "Out")))
+        if (const std::string *in =
+                slotName(findInputSlot(op, metric == llvm::StringRef("auc") ? "Predict" : "Out")))
           return std::vector<std::string>{*in};
   for (const proto::Op &op : block.ops())
     if (op.type() == "square_error_cost")
@@ -94,8 +93,8 @@ llvm::Expected<proto::Program> inferenceProgram(const proto::Program &main,
   out.set_version(main.version());
   proto::Block &dst = *out.mutable_blocks(0);
   // The fed vars the ops read: declared inputs of the model that no kept op writes.
-  const proto::DataFeed &feed = main.test_feed().columns_size() > 0 ? main.test_feed()
-                                                                    : main.train_feed();
+  const proto::DataFeed &feed =
+      main.test_feed().columns_size() > 0 ? main.test_feed() : main.train_feed();
   for (const proto::Var &v : block.vars()) {
     if (!needed.count(v.name()) || written.count(v.name()) || v.persistable())
       continue;

@@ -54,11 +54,11 @@ static cl::opt<std::string>
     evalEvery("eval-every",
               cl::desc("evaluate the test feed every N steps, or every `epoch` (trainer 0)"),
               cl::cat(category));
-static cl::opt<std::string> testScores(
-    "test-scores",
-    cl::desc("write the predictions of the final test evaluation, a line per test row "
-             "(trainer 0 of a job), as oar-predict writes them"),
-    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string>
+    testScores("test-scores",
+               cl::desc("write the predictions of the final test evaluation, a line per test row "
+                        "(trainer 0 of a job), as oar-predict writes them"),
+               cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string> predictOut(
     "predict",
     cl::desc("one machine: skip training and write the model's predictions (with --load, a "
@@ -150,11 +150,11 @@ static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
                                       cl::desc("a pserver hearing from no trainer"),
                                       cl::init(600000), cl::cat(jobCategory));
 
-static cl::opt<std::string> checkpointDir(
-    "checkpoint-dir",
-    cl::desc("write checkpoints to DIR (one machine: DIR/step-<N>/; pservers: "
-             "DIR/pserver.<i>/) and resume from the newest when started again"),
-    cl::value_desc("DIR"), cl::cat(jobCategory));
+static cl::opt<std::string>
+    checkpointDir("checkpoint-dir",
+                  cl::desc("write checkpoints to DIR (one machine: DIR/step-<N>/; pservers: "
+                           "DIR/pserver.<i>/) and resume from the newest when started again"),
+                  cl::value_desc("DIR"), cl::cat(jobCategory));
 static cl::opt<int64_t>
     checkpointEvery("checkpoint-every",
                     cl::desc("steps between checkpoints (default 100; 0: only on "
@@ -395,8 +395,7 @@ static int runSingle() {
   exitOnErr(exec.run(startupProg, scope));
   if (!loadDir.empty()) {
     oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(loadDir));
-    oar::LoadReport loaded =
-        exitOnErr(oar::loadSingleMachine(mainProg, startupProg, scope, ckpt));
+    oar::LoadReport loaded = exitOnErr(oar::loadSingleMachine(mainProg, startupProg, scope, ckpt));
     exitOnErr(oar::checkStateComplete(loaded, ckpt, /*training=*/!evalOnly && predictOut.empty()));
     outs() << loaded.summary(ckpt) << "\n";
   }

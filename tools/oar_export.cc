@@ -21,9 +21,9 @@ static cl::opt<std::string>
          cl::value_desc("DIR"), cl::Required, cl::cat(category));
 static cl::opt<std::string> out("o", cl::desc("the export directory to write"),
                                 cl::value_desc("DIR"), cl::Required, cl::cat(category));
-static cl::list<std::string>
-    output("output", cl::desc("a var to serve (default: the model's predictions)"),
-           cl::value_desc("VAR"), cl::cat(category));
+static cl::list<std::string> output("output",
+                                    cl::desc("a var to serve (default: the model's predictions)"),
+                                    cl::value_desc("VAR"), cl::cat(category));
 static cl::opt<int64_t>
     minPushes("min-pushes",
               cl::desc("drop table rows pushed fewer than N times (they read their initial "

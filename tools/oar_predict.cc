@@ -17,12 +17,13 @@ static cl::opt<std::string> data("data", cl::desc("the rows to score: files, com
                                  cl::Required, cl::cat(category));
 static cl::opt<std::string>
     dataFormat("format", cl::desc("their format (default: the format the model was trained on)"),
-           cl::cat(category));
+               cl::cat(category));
 static cl::opt<std::string> out("o", cl::desc("the scores file (default: standard output)"),
                                 cl::value_desc("FILE"), cl::init("-"), cl::cat(category));
-static cl::opt<int> threads("num-threads",
-                            cl::desc("threads predicting batches at once, one compute thread each (default 1)"),
-                            cl::init(1), cl::cat(category));
+static cl::opt<int>
+    threads("num-threads",
+            cl::desc("threads predicting batches at once, one compute thread each (default 1)"),
+            cl::init(1), cl::cat(category));
 static cl::opt<int64_t> batchSize("batch-size",
                                   cl::desc("rows per batch (default: the model's feed's)"),
                                   cl::init(0), cl::cat(category));
@@ -53,7 +54,6 @@ int main(int argc, char **argv) {
   os.close();
   if (os.has_error())
     exitOnErr(oar::makeError("{0}: write failed: {1}", out, os.error().message()));
-  errs() << "oar-predict: scored " << rows << " rows" << (out == "-" ? "" : " into " + out)
-         << "\n";
+  errs() << "oar-predict: scored " << rows << " rows" << (out == "-" ? "" : " into " + out) << "\n";
   return 0;
 }

@@ -2,9 +2,9 @@
 // directory, it says what the export holds first.
 #include "ir/listing.h"
 #include "serving/export.h"
-#include "llvm/Support/FileSystem.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;

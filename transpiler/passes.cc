@@ -20,9 +20,8 @@ llvm::Error slicePass(TranspileState &state) {
   // can be started, get() hashes here instead. The programs as the user gave them, not as the
   // distributed-table pass rewrote them: its ops name the pservers' endpoints, which a relaunch
   // on other ports changes, and its checkpoints must still be this job's.
-  std::future<uint64_t> hash = std::async(std::launch::async | std::launch::deferred, [&state] {
-    return jobHash(state.main, state.startup);
-  });
+  std::future<uint64_t> hash = std::async(std::launch::async | std::launch::deferred,
+                                          [&state] { return jobHash(state.main, state.startup); });
   auto plan = makePlan(state.source(), state.config, std::move(state.tables));
   state.jobHash = hash.get();
   if (!plan)

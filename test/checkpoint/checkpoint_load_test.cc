@@ -39,8 +39,7 @@ std::string ctrModel(const std::string &dir) {
 }
 
 std::string single(const std::string &model) {
-  return binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
-         "/startup.pb";
+  return binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model + "/startup.pb";
 }
 
 std::string launch(const std::string &model, const std::string &servers, const std::string &args,
@@ -73,8 +72,7 @@ TEST_CASE("a one-machine save evaluates the same in a 2x2 job, and a 2-pserver s
   // ... and training goes on there with the tables' optimizer state in the dense moments.
   CHECK_THAT(run(single(model) + " --load " + dir + "/two"), !Contains("optimizer starts fresh"));
   // 2 pservers -> 3, and a checkpoint directory of 2 pservers -> one machine.
-  checkSameModel(distributed,
-                 run(launch(model, "3", "--load " + dir + "/two", "--eval-only")));
+  checkSameModel(distributed, run(launch(model, "3", "--load " + dir + "/two", "--eval-only")));
   run(launch(model, "2", "", "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 7"));
   std::string fromCheckpoint = run(single(model) + " --load " + dir + "/ckpt --eval-only");
   CHECK_THAT(fromCheckpoint, Contains("checkpoint step 40 of 2 pserver(s)"));
@@ -103,18 +101,18 @@ TEST_CASE("every piece a load finds missing is a one-line error naming it and th
   llvm::sys::fs::remove(noParam + "/fc_1.w_0.npy");
   oneError(runFailing(single(model) + " --load " + noParam + " --eval-only"),
            "the save " + noParam + " holds nothing for parameter fc_1.w_0");
-  oneError(runFailing(binDir() + "/oar-export " + model + " --load " + noParam + " -o " + dir +
-                      "/x"),
-           "holds nothing for fc_1.w_0");
+  oneError(
+      runFailing(binDir() + "/oar-export " + model + " --load " + noParam + " -o " + dir + "/x"),
+      "holds nothing for fc_1.w_0");
 
   // A table neither as parts nor dense: the pservers say so.
   std::string noTable = copy(dir + "/two", dir + "/no_table");
   run("rm -rf " + noTable + "/tables/embedding_1.w_0");
   std::string out = runFailing(launch(model, "2", "--load " + noTable, "--eval-only"));
   CHECK_THAT(out, Contains("holds nothing for table embedding_1.w_0"));
-  oneError(runFailing(binDir() + "/oar-export " + model + " --load " + noTable + " -o " + dir +
-                      "/x"),
-           "holds nothing for table embedding_1.w_0");
+  oneError(
+      runFailing(binDir() + "/oar-export " + model + " --load " + noTable + " -o " + dir + "/x"),
+      "holds nothing for table embedding_1.w_0");
   oneError(runFailing(single(model) + " --load " + noTable + " --eval-only"),
            "holds nothing for parameter embedding_1.w_0");
 
@@ -146,8 +144,7 @@ TEST_CASE("every piece a load finds missing is a one-line error naming it and th
            "--checkpoint-dir checkpoints training; --eval-only trains nothing");
 }
 
-TEST_CASE("a table's parts and description read back, and a lost part is named",
-          "[checkpoint]") {
+TEST_CASE("a table's parts and description read back, and a lost part is named", "[checkpoint]") {
   std::string dir = scratchDir("table_parts") + "/tables/t";
   llvm::sys::fs::create_directories(dir);
   TableInfo info;
@@ -212,8 +209,8 @@ TEST_CASE("float16 values round to nearest even and read back widened", "[checkp
                {0.1f, 0.0999755859375f},
                {65504.0f, 65504.0f},
                {65520.0f, INFINITY},
-               {1.0f + 1.0f / 2048, 1.0f},                   // a tie: to the even neighbour
-               {1.0f + 3.0f / 2048, 1.0f + 2.0f / 1024},     // a tie: up to even
+               {1.0f + 1.0f / 2048, 1.0f},                       // a tie: to the even neighbour
+               {1.0f + 3.0f / 2048, 1.0f + 2.0f / 1024},         // a tie: up to even
                {5.960464477539063e-08f, 5.960464477539063e-08f}, // the smallest subnormal
                {2.0e-08f, 0.0f}};
   std::vector<float> in, want;

@@ -47,10 +47,9 @@ void checkSameBits(const std::string &a, const std::string &b) {
 
 /// Runs `cmd` killed (SIGKILL to it and every process it started) when its output shows `text`,
 /// then again; returns the second run's output.
-std::string killAndRerun(const std::string &dir, const std::string &text,
-                         const std::string &cmd) {
-  std::string report = run(sourceDir() + "/test/checkpoint/kill_and_rerun.sh " + dir + "/run '" +
-                           text + "' " + cmd);
+std::string killAndRerun(const std::string &dir, const std::string &text, const std::string &cmd) {
+  std::string report =
+      run(sourceDir() + "/test/checkpoint/kill_and_rerun.sh " + dir + "/run '" + text + "' " + cmd);
   INFO(report << "\nfirst run:\n" << readFile(dir + "/run.1"));
   CHECK_THAT(report, Contains("first run: status 137")); // killed, not finished
   CHECK_THAT(report, Contains("second run: status 0"));
@@ -77,12 +76,17 @@ TEST_CASE("one machine killed at a random step resumes with the same command to 
   run(base + "--save " + dir + "/whole");
   int step = randomStep();
   INFO("killed at step " << step);
-  std::string resumed =
-      killAndRerun(dir, "step " + std::to_string(step) + " epoch",
-                   base + "--save " + dir + "/resumed --checkpoint-dir " + dir +
-                       "/ckpt --checkpoint-every 4");
+  std::string resumed = killAndRerun(dir, "step " + std::to_string(step) + " epoch",
+                                     base + "--save " + dir + "/resumed --checkpoint-dir " + dir +
+                                         "/ckpt --checkpoint-every 4");
   CHECK_THAT(resumed, Contains("resumed from checkpoint " + dir + "/ckpt/step-"));
   checkSameBits(dir + "/whole", dir + "/resumed");
+  // One epoch, then the same run asked for two: it goes on into the second (1 + 1 = 2 epochs).
+  run(base + "--epochs 1 --checkpoint-dir " + dir + "/epochs");
+  std::string second =
+      run(base + "--save " + dir + "/one_more --checkpoint-dir " + dir + "/epochs");
+  CHECK_THAT(second, Contains("resumed from checkpoint " + dir + "/epochs/step-40 (epoch 0)"));
+  checkSameBits(dir + "/whole", dir + "/one_more");
 }
 
 TEST_CASE("a 2x2 sync job killed at a random step resumes with the same command to the bits of "
@@ -97,10 +101,9 @@ TEST_CASE("a 2x2 sync job killed at a random step resumes with the same command 
   run(launch(dir + "/whole", ""));
   int step = randomStep();
   INFO("killed at step " << step);
-  std::string resumed =
-      killAndRerun(dir, "[trainer.0] step " + std::to_string(step) + " epoch",
-                   launch(dir + "/resumed",
-                          "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 4"));
+  std::string resumed = killAndRerun(
+      dir, "[trainer.0] step " + std::to_string(step) + " epoch",
+      launch(dir + "/resumed", "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 4"));
   CHECK_THAT(resumed, Contains("resumed from their checkpoint of step"));
   checkSameBits(dir + "/whole", dir + "/resumed");
 }

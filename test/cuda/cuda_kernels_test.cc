@@ -193,9 +193,16 @@ TEST_CASE("the CUDA optimizer, fill, metric and layout kernels match the CPU's",
 /// Ops whose kernels talk to pservers or keep host-side tables: they run on the CPU in a GPU
 /// trainer, their inputs copied to the host by the executor (docs/cuda.md).
 static const char *const kHostOnlyOps[] = {
-    "send",         "recv",           "send_barrier",     "fetch_barrier",
-    "geo_sync",     "listen_and_serv", "distributed_lookup_table", "distributed_push_sparse",
-    "sparse_table", "lookup_sorted_table", // serving runs on the CPU
+    "send",
+    "recv",
+    "send_barrier",
+    "fetch_barrier",
+    "geo_sync",
+    "listen_and_serv",
+    "distributed_lookup_table",
+    "distributed_push_sparse",
+    "sparse_table",
+    "lookup_sorted_table", // serving runs on the CPU
 };
 
 TEST_CASE("with the CUDA kernels built, every op with a CPU kernel has a CUDA kernel of the same "

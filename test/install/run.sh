@@ -3,11 +3,13 @@
 #   1. an outside project declared project(X CXX) builds with find_package(oar) and runs;
 #   2. the installed tools run without LD_LIBRARY_PATH: oar-model writes a model of
 #      data/uci_housing and oar-executor trains it;
-#   3. the README's example program (the ```cpp block between the readme-example markers)
+#   3. the trained model goes out: the installed oar-export and oar-predict serve it, and a
+#      program of the user's own scores a row with oar::Predictor, as oar-predict does;
+#   4. the README's example program (the ```cpp block between the readme-example markers)
 #      builds against the prefix, writes a model, and the installed oar-executor trains it.
 # Every installed binary runs with LD_LIBRARY_PATH unset: RPATHs alone must find liboar.
 # Usage: run.sh BUILD_DIR SOURCE_DIR [GENERATOR [MAKE_PROGRAM]]  (CTest passes the main build's).
-# OAR_README_EXAMPLE_OPTIONAL=1 skips step 3 while README.md has no markers.
+# OAR_README_EXAMPLE_OPTIONAL=1 skips step 4 while README.md has no markers.
 set -euo pipefail
 build=$(realpath "$1") src=$(realpath "$2") generator=${3:-Ninja} makeProgram=${4:-}
 work=$build/test-scratch/install
@@ -62,7 +64,29 @@ bare "$prefix/bin/oar-executor" --main "$work/tool_model/main.pb" \
 grep -q "test: 102 rows" "$work/tool_model.log" ||
   fail "oar-executor did not evaluate the 102 uci_housing test rows; see $work/tool_model.log"
 
-# --- 3. the README's example program ---
+# --- 3. the trained model out: oar-export, oar-predict and oar::Predictor ---
+say "installed oar-export, oar-predict and a program of oar::Predictor serve the model"
+bare "$prefix/bin/oar-executor" --main "$work/tool_model/main.pb" \
+  --startup "$work/tool_model/startup.pb" --save "$work/tool_save" >>"$work/tool_model.log" 2>&1 &&
+  bare "$prefix/bin/oar-export" "$work/tool_model" --load "$work/tool_save" -o "$work/served" \
+    >>"$work/tool_model.log" 2>&1 ||
+  fail "training and exporting the oar-model program failed:$(echo; tail -n 20 "$work/tool_model.log")"
+# uci_housing's feed scores the test split (the last 102 rows), normalised over the file.
+bare "$prefix/bin/oar-predict" "$work/served" --data "$src/data/uci_housing/housing.data" \
+  -o "$work/served.tsv" >>"$work/tool_model.log" 2>&1 ||
+  fail "the installed oar-predict failed:$(echo; tail -n 20 "$work/tool_model.log")"
+[[ $(wc -l <"$work/served.tsv") == 102 ]] || fail "oar-predict wrote $(wc -l <"$work/served.tsv") lines for 102 test rows"
+mkdir -p "$work/predictor"
+buildAgainstPrefix "$src/test/install/predictor" "$work/predictor/build"
+requireOwnLiboar "$work/predictor/build/predictor_consumer"
+# A row at every feature's mean (0 after normalising) scores the model's bias and nothing else.
+score=$(bare "$work/predictor/build/predictor_consumer" "$work/served" 0 0 0 0 0 0 0 0 0 0 0 0 0) ||
+  fail "the oar::Predictor program failed on the export"
+bias=$(od -A n -t f4 -j 128 "$work/served/params/fc_0.b_0.npy" | tr -d ' ') # past the .npy header
+awk -v s="$score" -v b="$bias" 'BEGIN {d = s - b; exit !(d * d <= 1e-12 * (b * b + 1e-6))}' ||
+  fail "oar::Predictor scored $score for a row of zeros; the model's bias is $bias"
+
+# --- 4. the README's example program ---
 begin='<!-- readme-example: begin -->' end='<!-- readme-example: end -->'
 if ! grep -qF "$begin" "$src/README.md" || ! grep -qF "$end" "$src/README.md"; then
   if [[ ${OAR_README_EXAMPLE_OPTIONAL:-} == 1 ]]; then

@@ -51,9 +51,8 @@ void checkServedScores(const std::string &dir, const std::string &model, const s
 TEST_CASE("scores served from a one-machine save equal its own evaluation's", "[e2e][serving]") {
   std::string dir = scratchDir("serve_single");
   std::string model = ctrModel(dir, "1000");
-  std::string out = run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " +
-                        model + "/startup.pb --save " + dir + "/save --test-scores " + dir +
-                        "/job.tsv");
+  std::string out = run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
+                        "/startup.pb --save " + dir + "/save --test-scores " + dir + "/job.tsv");
   checkServedScores(dir, model, dir + "/save", dir + "/job.tsv", aucOf(out));
 }
 
@@ -77,9 +76,9 @@ TEST_CASE("scores served from an async job's save equal an evaluation of that sa
   std::string model = ctrModel(dir, "500");
   run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=async --timeout=300 --save " +
       dir + "/save " + model);
-  std::string eval = run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " +
-                         model + "/startup.pb --load " + dir + "/save --eval-only --test-scores " +
-                         dir + "/eval.tsv");
+  std::string eval =
+      run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
+          "/startup.pb --load " + dir + "/save --eval-only --test-scores " + dir + "/eval.tsv");
   checkServedScores(dir, model, dir + "/save", dir + "/eval.tsv", aucOf(eval));
 }
 
@@ -148,9 +147,8 @@ TEST_CASE("oar-export shrinks tables, writes float16 values, and oar-show descri
                         "--timeout=300 --save " + dir + "/save " + model + " -- --test-scores " +
                         dir + "/job.tsv");
   double auc = aucOf(out);
-  std::string exported =
-      run(binDir() + "/oar-export " + model + " --load " + dir + "/save -o " + dir +
-          "/export --min-pushes 3 --f16");
+  std::string exported = run(binDir() + "/oar-export " + model + " --load " + dir + "/save -o " +
+                             dir + "/export --min-pushes 3 --f16");
   CHECK_THAT(exported, Contains("dropped"));
   std::string shown = run(binDir() + "/oar-show " + dir + "/export");
   CHECK_THAT(shown, Contains("inputs: sparse i64[-1,26] dense f32[-1,13]"));

@@ -57,11 +57,10 @@ double bucketedAuc(const std::vector<float> &scores, const std::vector<float> &l
   scope.get("y") = Tensor::fromVector<float>({n, 1}, labels);
   scope.get("pos") = Tensor(proto::I64, {4096});
   scope.get("neg") = Tensor(proto::I64, {4096});
-  proto::Op op = makeOp("auc",
-                        {{"Predict", {"p"}}, {"Label", {"y"}}, {"StatPos", {"pos"}},
-                         {"StatNeg", {"neg"}}},
-                        {{"AUC", {"auc"}}, {"StatPosOut", {"pos"}}, {"StatNegOut", {"neg"}}},
-                        {{"num_thresholds", int64_t(4095)}});
+  proto::Op op = makeOp(
+      "auc", {{"Predict", {"p"}}, {"Label", {"y"}}, {"StatPos", {"pos"}}, {"StatNeg", {"neg"}}},
+      {{"AUC", {"auc"}}, {"StatPosOut", {"pos"}}, {"StatNegOut", {"neg"}}},
+      {{"num_thresholds", int64_t(4095)}});
   REQUIRE_OK(Executor().runOp(op, scope, "bucketed auc"));
   Tensor auc = scope.get("auc");
   return auc.dtype() == proto::F64 ? auc.data<double>()[0] : auc.data<float>()[0];

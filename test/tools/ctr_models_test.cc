@@ -130,7 +130,8 @@ TEST_CASE("the C++ examples wide_deep and deepfm train with their tables on a ps
   }
 }
 
-TEST_CASE("local tables (--local-tables) train in sync and async, and sync gives the same test line on 1 and 2 "
+TEST_CASE("local tables (--local-tables) train in sync and async, and sync gives the same test "
+          "line on 1 and 2 "
           "pservers",
           "[e2e][tools][ctr]") {
   // The tables are dense params sliced on the pservers: a trainer sends the rows it looked up
