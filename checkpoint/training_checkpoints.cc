@@ -3,7 +3,9 @@
 
 #include "ir/error.h"
 #include "transpiler/plan.h"
+
 #include "llvm/Support/FormatVariadic.h"
+#include <memory>
 
 namespace oar {
 
@@ -40,9 +42,14 @@ TrainingCheckpoints::resume(Scope &scope, const std::function<void(const std::st
 }
 
 llvm::Error TrainingCheckpoints::write(int64_t stepsDone, int64_t epoch, const Scope &scope) {
-  return steps_.write(stepsDone,
-                      [&](const std::string &dir) { return savePersistables(main_, scope, dir); },
-                      {{"epoch", std::to_string(epoch)}, {"step", std::to_string(stepsDone)}});
+  auto copy = std::make_shared<Scope>(copyPersistables(main_, scope));
+  std::map<std::string, std::string> fields{{"epoch", std::to_string(epoch)},
+                                            {"step", std::to_string(stepsDone)}};
+  return writer_.start([this, copy, stepsDone, fields] {
+    return steps_.write(
+        stepsDone, [&](const std::string &dir) { return savePersistables(main_, *copy, dir); },
+        fields);
+  });
 }
 
 llvm::Error TrainingCheckpoints::afterStep(const StepReport &r, const Scope &scope) {
@@ -53,12 +60,11 @@ llvm::Error TrainingCheckpoints::afterStep(const StepReport &r, const Scope &sco
 
 llvm::Error TrainingCheckpoints::finish(const std::vector<StepReport> &reports,
                                         const Scope &scope) {
-  if (reports.empty()) // nothing trained since the resume: that checkpoint is the last
-    return llvm::Error::success();
-  const StepReport &last = reports.back();
-  if (steps_.latest() == last.step + 1)
-    return llvm::Error::success();
-  return write(last.step + 1, last.epoch, scope);
+  writer_.join();
+  if (!reports.empty() && steps_.latest() != reports.back().step + 1)
+    if (llvm::Error err = write(reports.back().step + 1, reports.back().epoch, scope))
+      return err;
+  return writer_.wait();
 }
 
 } // namespace oar

@@ -5,6 +5,7 @@
 // is fixed by the feed's seed), so the position and the shuffle state need no file of their own.
 #pragma once
 
+#include "checkpoint/background_write.h"
 #include "checkpoint/step_checkpoints.h"
 #include "executor/trainer.h"
 
@@ -21,14 +22,17 @@ public:
   /// Loads the newest checkpoint of this job into `scope`, if any; returns its step (0: none).
   /// `log` gets a line saying where it resumed.
   llvm::Expected<int64_t> resume(Scope &scope, const std::function<void(const std::string &)> &log);
-  /// TrainOptions::afterStep: writes a checkpoint every `every` steps.
+  /// TrainOptions::afterStep: a checkpoint every `every` steps, written off the training thread
+  /// from a copy of the vars (the write before it finishes first; its error comes back here).
   llvm::Error afterStep(const StepReport &r, const Scope &scope);
-  /// Writes the checkpoint of the last step, so that starting the run again finds it done.
+  /// Writes the checkpoint of the last step, so that starting the run again finds it done, and
+  /// waits for every write.
   llvm::Error finish(const std::vector<StepReport> &reports, const Scope &scope);
 
 private:
   llvm::Error write(int64_t stepsDone, int64_t epoch, const Scope &scope);
   StepCheckpoints steps_;
+  BackgroundWrite writer_;
   const proto::Program &main_;
   int64_t every_;
   int64_t resumedAt_ = 0;

@@ -510,12 +510,9 @@ struct PserverLoop::Impl {
       if (checkpoints) {
         bool requested = takeCheckpointRequest(); // SIGUSR1
         if (requested || (opts.checkpointEvery > 0 && round % opts.checkpointEvery == 0)) {
-          if (llvm::Error err = checkpoints->write(round, program, scope, tables))
+          if (llvm::Error err = checkpoints->write(round, program, scope, tables, {},
+                                                   writtenLog(requested, round)))
             return err;
-          if (requested)
-            log(llvm::formatv("wrote checkpoint {0} on request (SIGUSR1)",
-                              checkpoints->pathOf(round))
-                    .str());
         }
       }
       serveReadyGets();
@@ -570,13 +567,20 @@ struct PserverLoop::Impl {
       return llvm::Error::success();
     if (llvm::Error err = workers->drain())
       return err;
-    if (llvm::Error err = checkpoints->write(step, program, scope, tables, trainerStepFields()))
+    if (llvm::Error err = checkpoints->write(step, program, scope, tables, trainerStepFields(),
+                                             writtenLog(requested, step)))
       return err;
     nextAsyncCheckpoint = nextCheckpointAfter(step);
-    if (requested)
-      log(llvm::formatv("wrote checkpoint {0} on request (SIGUSR1)", checkpoints->pathOf(step))
-              .str());
     return llvm::Error::success();
+  }
+
+  /// What a checkpoint written on request logs once it is on disk (from the writer's thread).
+  std::function<void()> writtenLog(bool requested, int64_t step) {
+    if (!requested)
+      return {};
+    return [this, path = checkpoints->pathOf(step)] {
+      log(llvm::formatv("wrote checkpoint {0} on request (SIGUSR1)", path).str());
+    };
   }
 
   void serveReadyGets() {
@@ -1032,6 +1036,9 @@ struct PserverLoop::Impl {
     if (checkpoints && mode != "sync") // each trainer's last step: a restart trains no more
       if (llvm::Error err =
               checkpoints->write(asyncJobStep(), program, scope, tables, trainerStepFields()))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    if (checkpoints) // on disk before this pserver says it is done
+      if (llvm::Error err = checkpoints->finish())
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     if (std::string moved = peerMemory.summary(); !moved.empty())
       log(moved);

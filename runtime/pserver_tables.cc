@@ -149,10 +149,17 @@ void PserverTables::applyStep(size_t table, const std::vector<bool> &live) {
   h.table->endStep();
 }
 
-llvm::Error PserverTables::stage(llvm::StringRef dir, SaveSet &files) const {
+PserverTables::Snapshot PserverTables::snapshot() const {
+  Snapshot s;
+  s.index = pserverIndex_, s.count = routing_.numPservers;
   for (const Held &h : held_)
-    if (llvm::Error err = stageTablePart(tableInfoOf(*h.table), snapshotRows(*h.table), dir,
-                                         pserverIndex_, routing_.numPservers, files))
+    s.tables.emplace_back(tableInfoOf(*h.table), snapshotRows(*h.table));
+  return s;
+}
+
+llvm::Error PserverTables::Snapshot::stage(llvm::StringRef dir, SaveSet &files) const {
+  for (const auto &[info, rows] : tables)
+    if (llvm::Error err = stageTablePart(info, rows, dir, index, count, files))
       return err;
   return llvm::Error::success();
 }
@@ -163,7 +170,7 @@ llvm::Error PserverTables::save(llvm::StringRef dir) const {
   if (llvm::Error err = finishInterruptedSaves(dir))
     return err;
   SaveSet files(dir.str()); // this pserver's part of every table, replaced together
-  if (llvm::Error err = stage(dir, files))
+  if (llvm::Error err = snapshot().stage(dir, files))
     return err;
   return files.commit();
 }

@@ -43,11 +43,18 @@ public:
   }
   /// The largest frame a push of any table may need.
   int64_t largestMessage() const;
+  /// Every table's rows as they are now: what a checkpoint holds of them, written while the
+  /// tables change (a copy of the rows).
+  struct Snapshot {
+    std::vector<std::pair<TableInfo, TableRows>> tables;
+    int64_t index = 0, count = 1; ///< this pserver's part of each table
+    /// Stages each table's part under DIR/<table>/ into `files`.
+    llvm::Error stage(llvm::StringRef dir, SaveSet &files) const;
+  };
+  Snapshot snapshot() const;
   /// Writes this pserver's part of every table's rows under DIR/<table>/, replaced together
   /// (see table_checkpoint.h).
   llvm::Error save(llvm::StringRef dir) const;
-  /// Stages the same into `files` (a checkpoint's set).
-  llvm::Error stage(llvm::StringRef dir, SaveSet &files) const;
   /// Reads the rows this pserver owns of every table from `ckpt`; with `ownPartOnly`, a save
   /// by as many pservers as this job has needs only this pserver's part.
   llvm::Error load(const CheckpointReader &ckpt, bool ownPartOnly, LoadReport &report);

@@ -54,6 +54,7 @@ TEST_CASE("a torn checkpoint is never loaded, and the newest complete ones are k
     fill(scope, 1000, static_cast<float>(step));
     REQUIRE_OK(ckpt.write(step, program, scope, noTables));
   }
+  REQUIRE_OK(ckpt.finish());                            // writes run off the caller's thread
   CHECK_FALSE(llvm::sys::fs::exists(dir + "/step-10")); // keeps 2
   CHECK(ckpt.latest() == 30);
 
@@ -75,6 +76,7 @@ TEST_CASE("a torn checkpoint is never loaded, and the newest complete ones are k
   CHECK(allEqual(loaded, 30.0f));
   fill(scope, 1000, 70.0f);
   REQUIRE_OK(ckpt.write(70, program, scope, noTables)); // clears the torn ones
+  REQUIRE_OK(ckpt.finish());
   CHECK_FALSE(llvm::sys::fs::exists(dir + "/step-40"));
   CHECK_FALSE(llvm::sys::fs::exists(dir + "/step-50"));
   CHECK_FALSE(llvm::sys::fs::exists(dir + "/.step-60.tmp-1"));
