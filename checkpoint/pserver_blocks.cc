@@ -51,6 +51,10 @@ llvm::Expected<std::vector<SavedBlock>> pserverBlocks(const proto::Program &pser
       size_t i = static_cast<size_t>(at - blocks.begin());
       bool split = blocks[i] != params[i];
       std::vector<int64_t> paramDims = dimsOf(*param);
+      out[i].optimizer = op.type();
+      if (const ops::OpSchema *schema = ops::lookupOp(op.type());
+          schema && schema->findAttr("row_wise"))
+        out[i].rowWise = ops::AttrReader(op, *schema).getBool("row_wise");
       for (const proto::Slot &slot : op.inputs()) {
         if (slot.slot() == "Param" || slot.slot() == "Grad" || slot.slot() == "LearningRate")
           continue;
@@ -62,7 +66,10 @@ llvm::Expected<std::vector<SavedBlock>> pserverBlocks(const proto::Program &pser
             if (auto parsed = blockOf(var))
               whole = parsed->first;
           bool sliced = !paramDims.empty() && dimsOf(var) == paramDims;
-          out.push_back({var, whole, sliced, sliced ? begins[i] : 0});
+          SavedBlock state{var, whole, sliced, sliced ? begins[i] : 0};
+          state.paramBlock = blocks[i];
+          state.slot = slot.slot();
+          out.push_back(std::move(state));
         }
       }
     }

@@ -19,7 +19,12 @@ struct SavedBlock {
   /// var of rank 1). Otherwise it holds a copy of the whole var (a beta power of one block).
   bool sliced = true;
   int64_t rowBegin = 0;
-  bool param = false; ///< a param block (else optimizer state); not in the index's text
+  // What the pserver program says of the block; not in the index's text.
+  bool param = false;     ///< a param block (else optimizer state)
+  std::string optimizer;  ///< param: the op that updates it (sgd, adagrad, ...)
+  bool rowWise = false;   ///< param: that op's row_wise attr (adagrad)
+  std::string paramBlock; ///< state: the param block it updates beside
+  std::string slot;       ///< state: its slot in that op (Moment, Beta1Pow, ...)
 };
 
 /// The file name of the index in a pserver's directory.

@@ -31,11 +31,12 @@ void checkSameModel(const std::string &saved, const std::string &loaded) {
   CHECK(std::abs(lossA - lossB) <= 1e-6);
 }
 
-std::string ctrModel(const std::string &dir) {
+std::string ctrModel(const std::string &dir, const std::string &flags = "",
+                     const std::string &name = "model") {
   run(binDir() + "/oar-model --model=wide_deep --format=criteo --data=" + ctrData() +
       "/train.txt --test-data=" + ctrData() + "/test.txt --vocab=65536 --hidden=64,32 " +
-      "--batch-size=500 -o " + dir + "/model");
-  return dir + "/model";
+      "--batch-size=500 " + flags + " -o " + dir + "/" + name);
+  return dir + "/" + name;
 }
 
 std::string single(const std::string &model) {
@@ -71,6 +72,12 @@ TEST_CASE("a one-machine save evaluates the same in a 2x2 job, and a 2-pserver s
   checkSameModel(distributed, onOne);
   // ... and training goes on there with the tables' optimizer state in the dense moments.
   CHECK_THAT(run(single(model) + " --load " + dir + "/two"), !Contains("optimizer starts fresh"));
+  // Tables on the pservers -> the same tables dense on the pservers (--local-tables): each
+  // pserver's blocks of them come from the rows of their key range, with their state.
+  std::string local = ctrModel(dir, "--local-tables", "local");
+  checkSameModel(distributed, run(launch(local, "2", "--load " + dir + "/two", "--eval-only")));
+  CHECK_THAT(run(launch(local, "2", "--load " + dir + "/two")),
+             !Contains("optimizer starts fresh"));
   // 2 pservers -> 3, and a checkpoint directory of 2 pservers -> one machine.
   checkSameModel(distributed, run(launch(model, "3", "--load " + dir + "/two", "--eval-only")));
   run(launch(model, "2", "", "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 7"));
