@@ -1,6 +1,8 @@
 // Writing checkpoints off the training thread.
 #include "checkpoint/background_write.h"
 
+#include <cstdlib>
+
 #include "ir/error.h"
 
 namespace oar {
@@ -21,9 +23,21 @@ llvm::Error BackgroundWrite::wait() {
   return makeError("{0}", why);
 }
 
+/// OAR_CHECKPOINT_WRITES=inline writes on the caller's thread instead: what a checkpoint costs
+/// then, for bench/checkpoint_cost.sh to compare.
+static bool inlineWrites() {
+  static const bool inlined = [] {
+    const char *v = std::getenv("OAR_CHECKPOINT_WRITES");
+    return v && llvm::StringRef(v) == "inline";
+  }();
+  return inlined;
+}
+
 llvm::Error BackgroundWrite::start(std::function<llvm::Error()> write) {
   if (llvm::Error err = wait())
     return err;
+  if (inlineWrites())
+    return write();
   thread_ = std::thread([this, write = std::move(write)] {
     if (llvm::Error err = write())
       failure_ = llvm::toString(std::move(err));

@@ -21,7 +21,8 @@ public:
   /// Waits for the write in flight.
   ~BackgroundWrite();
 
-  /// Waits for the write in flight, then runs `write` on a thread of its own. An error of the
+  /// Waits for the write in flight, then runs `write` on a thread of its own (with
+  /// OAR_CHECKPOINT_WRITES=inline in the environment: here, for comparison). An error of the
   /// write it waited for comes back here, and `write` does not start.
   llvm::Error start(std::function<llvm::Error()> write);
   /// Waits for the write in flight; returns its error (once).
