@@ -12,12 +12,12 @@
 
 namespace oar {
 
-std::string LoadReport::summary(const CheckpointReader &ckpt) const {
+std::string LoadReport::summary(const CheckpointReader &ckpt, bool training) const {
   std::string line = llvm::formatv("loaded {0} vars", loaded.size()).str();
   if (tableRows > 0)
     line += llvm::formatv(" and {0} table rows", tableRows).str();
   line += " from " + ckpt.describe();
-  if (stateFound.empty() && !stateMissing.empty())
+  if (training && stateFound.empty() && !stateMissing.empty())
     line += llvm::formatv("; it holds no optimizer state, so the optimizer starts fresh ({0} "
                           "vars from the startup program)",
                           stateMissing.size())

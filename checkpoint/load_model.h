@@ -13,9 +13,9 @@ struct LoadReport {
   std::vector<std::string> stateFound;   ///< optimizer state vars (or tables' state) it held
   std::vector<std::string> stateMissing; ///< optimizer state vars it held nothing for
   int64_t tableRows = 0;
-  /// "loaded N vars (and R table rows) from WHAT", and a second sentence when the optimizer
-  /// state starts fresh.
-  std::string summary(const CheckpointReader &ckpt) const;
+  /// "loaded N vars (and R table rows) from WHAT", and, when training goes on, a second
+  /// sentence if the optimizer's state starts fresh.
+  std::string summary(const CheckpointReader &ckpt, bool training) const;
 };
 
 /// The optimizer's state of a var: the update op's type, the slot and the param it updates.

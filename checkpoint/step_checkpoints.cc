@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "executor/save_set.h"
 #include "ir/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,15 +19,6 @@ namespace oar {
 namespace {
 
 constexpr const char *kManifest = "MANIFEST";
-
-/// Flushes a directory's entries (the names renamed or created in it) to disk.
-void syncDirectory(const std::string &dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-}
 
 /// Syncs `root` and every directory under it, deepest first, so each new name is on disk.
 void syncTree(const std::string &root) {
@@ -141,15 +133,9 @@ llvm::Error StepCheckpoints::write(int64_t step,
   for (const auto &[name, bytes] : filesUnder(tmp))
     text += "file " + name + " " + std::to_string(bytes) + "\n";
   std::string manifestPath = tmp + "/" + kManifest;
-  int fd = open(manifestPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            fsync(fd) == 0;
-  int err = errno;
-  if (fd >= 0)
-    close(fd);
-  if (!ok) {
+  if (llvm::Error err = writeTextSynced(manifestPath, manifestPath, "", text)) {
     llvm::sys::fs::remove_directories(tmp);
-    return makeError("{0}: cannot write: {1}", manifestPath, strerror(err));
+    return err;
   }
   syncTree(tmp);
   llvm::sys::fs::remove_directories(final); // a torn one of the same step, from before a restart

@@ -19,15 +19,6 @@ namespace {
 constexpr llvm::StringLiteral kStaged = ".staged";
 constexpr llvm::StringLiteral kJournalPrefix = ".oar-save.", kJournalSuffix = ".journal";
 
-/// Flushes a directory's entries (names created, renamed or removed in it) to disk.
-void syncDirectory(llvm::StringRef dir) {
-  int fd = open(dir.str().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-}
-
 std::string join(llvm::StringRef dir, llvm::StringRef rel) { return (dir + "/" + rel).str(); }
 
 /// Renames every staged file the journal lists over its file, syncs their directories and removes
@@ -55,6 +46,29 @@ llvm::Error replay(llvm::StringRef dir, llvm::StringRef journal,
 }
 
 } // namespace
+
+void syncDirectory(llvm::StringRef dir) {
+  int fd = open(dir.str().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+}
+
+llvm::Error writeTextSynced(llvm::StringRef file, llvm::StringRef shown, llvm::StringRef what,
+                            llvm::StringRef text) {
+  std::string path = file.str();
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            fsync(fd) == 0;
+  int err = errno;
+  if (fd >= 0)
+    close(fd);
+  if (ok)
+    return llvm::Error::success();
+  llvm::sys::fs::remove(path);
+  return makeError("{0}: cannot write{1}: {2}", shown, what, strerror(err));
+}
 
 SaveSet::~SaveSet() {
   if (!committed_)
@@ -84,17 +98,8 @@ llvm::Error SaveSet::addText(llvm::StringRef path, llvm::StringRef text) {
   auto rel = relativePath(path);
   if (!rel)
     return rel.takeError();
-  std::string staged = (path + kStaged).str();
-  int fd = open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            fsync(fd) == 0;
-  int err = errno;
-  if (fd >= 0)
-    close(fd);
-  if (!ok) {
-    llvm::sys::fs::remove(staged);
-    return makeError("{0}: cannot write: {1}", path, strerror(err));
-  }
+  if (llvm::Error err = writeTextSynced((path + kStaged).str(), path, "", text))
+    return err;
   files_.push_back(std::move(*rel));
   bytes_ += text.size();
   return llvm::Error::success();
@@ -105,16 +110,8 @@ llvm::Error SaveSet::commit() {
       llvm::formatv("{0}/{1}{2}{3}", dir_, kJournalPrefix, getpid(), kJournalSuffix).str();
   std::string text = "oar-save 1\n" + llvm::join(files_, "\n") + "\n";
   std::string tmp = journal + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            fsync(fd) == 0;
-  int err = errno;
-  if (fd >= 0)
-    close(fd);
-  if (!ok) {
-    llvm::sys::fs::remove(tmp);
-    return makeError("{0}: cannot write the save's journal: {1}", journal, strerror(err));
-  }
+  if (llvm::Error err = writeTextSynced(tmp, journal, " the save's journal", text))
+    return err;
   if (std::error_code ec = llvm::sys::fs::rename(tmp, journal))
     return makeError("{0}: cannot publish the save's journal: {1}", journal, ec.message());
   syncDirectory(dir_);

@@ -43,6 +43,13 @@ private:
   bool committed_ = false;
 };
 
+/// Writes `text` at `file` and flushes it to disk; a failed write leaves no file. Errors name
+/// `shown`, the file it stands for: "<shown>: cannot write<what>: <why>".
+llvm::Error writeTextSynced(llvm::StringRef file, llvm::StringRef shown, llvm::StringRef what,
+                            llvm::StringRef text);
+/// Flushes a directory's entries (names created, renamed or removed in it) to disk.
+void syncDirectory(llvm::StringRef dir);
+
 /// Completes the renames of any save into `dir` that was killed after it published its journal
 /// (a no-op when there is none). Call it before reading or saving `dir`.
 llvm::Error finishInterruptedSaves(llvm::StringRef dir);

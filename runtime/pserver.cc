@@ -207,7 +207,7 @@ struct PserverLoop::Impl {
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
       if (llvm::Error err = checkStateComplete(report, *opts.loadFrom, opts.training))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
-      log(report.summary(*opts.loadFrom));
+      log(report.summary(*opts.loadFrom, opts.training));
     }
     if (mode != "sync")
       versions.init(program, paramBlocks, scope);

@@ -396,8 +396,9 @@ static int runSingle() {
   if (!loadDir.empty()) {
     oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(loadDir));
     oar::LoadReport loaded = exitOnErr(oar::loadSingleMachine(mainProg, startupProg, scope, ckpt));
-    exitOnErr(oar::checkStateComplete(loaded, ckpt, /*training=*/!evalOnly && predictOut.empty()));
-    outs() << loaded.summary(ckpt) << "\n";
+    bool training = !evalOnly && predictOut.empty();
+    exitOnErr(oar::checkStateComplete(loaded, ckpt, training));
+    outs() << loaded.summary(ckpt, training) << "\n";
   }
   if (!predictOut.empty())
     return predictSingle(mainProg, startupProg, scope);

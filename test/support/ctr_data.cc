@@ -11,18 +11,30 @@
 
 namespace oar {
 
+namespace {
+
+/// oar-gen-ctr's files with `lines` training lines, in a scratch directory removed at exit.
+struct Data {
+  std::string dir;
+  Data(int64_t lines, const std::string &name)
+      : dir(scratchDir(name + "." + std::to_string(getpid()))) {
+    CtrGenOptions opts;
+    opts.trainLines = lines;
+    opts.testLines = 10000;
+    requireValue(generateCtr(opts, dir));
+  }
+  ~Data() { llvm::sys::fs::remove_directories(dir); }
+};
+
+} // namespace
+
 const std::string &ctrData() {
-  struct Data {
-    std::string dir = scratchDir("ctr_data." + std::to_string(getpid()));
-    Data() {
-      CtrGenOptions opts;
-      opts.trainLines = 40000;
-      opts.testLines = 10000;
-      requireValue(generateCtr(opts, dir));
-    }
-    ~Data() { llvm::sys::fs::remove_directories(dir); }
-  };
-  static const Data data;
+  static const Data data(40000, "ctr_data");
+  return data.dir;
+}
+
+const std::string &moreCtrData() {
+  static const Data data(160000, "more_ctr_data");
   return data.dir;
 }
 
