@@ -17,7 +17,7 @@ namespace {
 
 /// A step from `first` to `last`, drawn anew each run: the kill lands anywhere, between
 /// checkpoints or on one.
-int randomStep(int first = 5, int last = 30) {
+int randomStep(int first, int last) {
   std::random_device seed;
   return std::uniform_int_distribution<int>(first, last)(seed);
 }
@@ -75,7 +75,9 @@ TEST_CASE("one machine killed at a random step resumes with the same command to 
   std::string base = binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
                      "/startup.pb --num-threads 1 --log-every 1 ";
   run(base + "--save " + dir + "/whole");
-  int step = randomStep();
+  // Checkpoints go to disk off the training thread; the one of step 8 starts once step 4's is
+  // whole, so a kill after step 8 finds at least that one.
+  int step = randomStep(9, 30);
   INFO("killed at step " << step);
   std::string resumed = killAndRerun(dir, "step " + std::to_string(step) + " epoch",
                                      base + "--save " + dir + "/resumed --checkpoint-dir " + dir +
@@ -100,7 +102,7 @@ TEST_CASE("a 2x2 sync job killed at a random step resumes with the same command 
            "--save " + save + " " + model + " -- --log-every 1 " + flags;
   };
   run(launch(dir + "/whole", ""));
-  int step = randomStep();
+  int step = randomStep(10, 30); // past the pservers' second checkpoint (see above)
   INFO("killed at step " << step);
   std::string resumed = killAndRerun(
       dir, "[trainer.0] step " + std::to_string(step) + " epoch",
@@ -131,7 +133,7 @@ TEST_CASE("async and GEO jobs killed at a random step resume with the same comma
                        "/startup.pb --eval-only --load " + save));
     };
     run(launch(dir + "/whole", ""));
-    int step = randomStep(5, 120); // of 160
+    int step = randomStep(10, 120); // of 160; past the second checkpoint
     INFO(mode << " killed at step " << step);
     std::string resumed = killAndRerun(
         dir, "[trainer.0] step " + std::to_string(step) + " epoch",
