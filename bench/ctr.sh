@@ -7,6 +7,9 @@
 # de-duplicating the keys of a batch.
 # Usage: bench/ctr.sh [LINES]   (after scripts/setup.sh; default 200000 lines)
 set -euo pipefail
+# OpenBLAS's Skylake-X kernels only where the CPU has AVX-512 (elsewhere: an illegal instruction).
+coretype=
+grep -qw avx512f /proc/cpuinfo && coretype=SKYLAKEX
 lines=${1:-200000}
 cd "$(dirname "$0")/.."
 b=build
@@ -38,7 +41,7 @@ for threads in 1 2; do
     torch=0
     for blas in $(echo 1 $threads | tr ' ' '\n' | sort -u); do
       r=$(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-        OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$blas \
+        ${coretype:+OPENBLAS_CORETYPE=$coretype} OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$blas \
         $py bench/torch_wide_deep.py --data "$work/data/train.txt" --lines "$lines" --threads $threads |
         awk '/samples_per_sec/ {printf "%.0f", $2}')
       [ "$r" -gt "$torch" ] && torch=$r

@@ -19,6 +19,9 @@
 # runs; BUDGET_TURNS (default 9) how many times each thread budget and each side of the busy
 # comparison run, as they differ by less.
 set -euo pipefail
+# OpenBLAS's Skylake-X kernels only where the CPU has AVX-512 (elsewhere: an illegal instruction).
+coretype=
+grep -qw avx512f /proc/cpuinfo && coretype=SKYLAKEX
 torchSteps=${1:-200}
 epochs=${2:-3}
 turns=${3:-5}
@@ -150,7 +153,7 @@ py=/usr/bin/python3
 if $py -c 'import torch' 2>/dev/null; then
   # Torch set up fairly (OpenBLAS with pthreads, the right core type), 1 thread per process.
   torchEnv=(env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-            OPENBLAS_CORETYPE=SKYLAKEX OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1)
+            ${coretype:+OPENBLAS_CORETYPE=$coretype} OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1)
   # The best of 3 runs for each of TensorPipe's transports: TCP, and its default (shared memory
   # and cross-memory attach on one host, as oar reads a same-host peer's memory by default).
   # Its rate varies more from run to run than oar's does. The ratio takes the faster one.
