@@ -85,7 +85,7 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
     r.what_ = "the export " + dir;
     r.flatDir_ = dir + "/params";
     if (llvm::Error err = r.addTables(dir + "/tables"))
-      return std::move(err);
+      return err;
     return r;
   }
   std::map<int64_t, std::string> pservers = pserverDirs(dir);
@@ -105,7 +105,7 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
     r.flatDir_ = dir + "/step-" + std::to_string(*r.step_);
     r.what_ = llvm::formatv("checkpoint step {0} in {1}", *r.step_, dir).str();
     if (llvm::Error err = r.addTables(r.flatDir_ + "/tables"))
-      return std::move(err);
+      return err;
     return r;
   }
   if (pserverCheckpoints) { // every pserver's checkpoints: the newest step all of them hold
@@ -140,22 +140,22 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
                          "be put together; resume that job with its own programs instead",
                          stepDir, kBlockIndexFile);
       if (llvm::Error err = r.addPserverDir(stepDir))
-        return std::move(err);
+        return err;
     }
     return r;
   }
   // A save.
   if (llvm::Error err = finishInterruptedSaves(dir))
-    return std::move(err);
+    return err;
   r.flatDir_ = dir;
   r.what_ = pservers.empty()
                 ? "the save " + dir
                 : llvm::formatv("the save of {0} pserver(s) in {1}", pservers.size(), dir).str();
   for (auto &[i, pdir] : pservers)
     if (llvm::Error err = r.addPserverDir(pdir))
-      return std::move(err);
+      return err;
   if (llvm::Error err = r.addTables(dir + "/tables"))
-    return std::move(err);
+    return err;
   return r;
 }
 
@@ -174,9 +174,9 @@ llvm::Expected<std::optional<Tensor>> CheckpointReader::dense(llvm::StringRef na
   auto check = [&](Tensor t, const std::string &source) -> llvm::Expected<std::optional<Tensor>> {
     if (declared)
       if (llvm::Error err = checkAgainstVar(t, *declared, source))
-        return std::move(err);
+        return err;
     if (llvm::Error err = checkFinite(t, source))
-      return std::move(err);
+      return err;
     return std::optional<Tensor>(std::move(t));
   };
   std::string file = flatDir_ + "/" + name.str() + ".npy";
@@ -237,7 +237,7 @@ CheckpointReader::table(llvm::StringRef name) const {
   if (it == tables_.end())
     return std::optional<std::vector<TablePartFiles>>();
   if (llvm::Error err = checkTableParts(it->second, name, describe()))
-    return std::move(err);
+    return err;
   return std::optional<std::vector<TablePartFiles>>(it->second);
 }
 

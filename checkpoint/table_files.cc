@@ -70,13 +70,13 @@ llvm::Expected<TableInfo> TableInfo::parse(llvm::StringRef text, llvm::StringRef
   info.optimizer = *optimizer == "none" ? "" : optimizer->str();
   int rowWise = 0;
   if (llvm::Error err = integer("width", info.width))
-    return std::move(err);
+    return err;
   if (llvm::Error err = integer("row_wise", rowWise))
-    return std::move(err);
+    return err;
   if (llvm::Error err = integer("seed", info.init.seed))
-    return std::move(err);
+    return err;
   if (llvm::Error err = integer("step", info.step))
-    return std::move(err);
+    return err;
   info.rowWise = rowWise != 0;
   llvm::SmallVector<llvm::StringRef, 3> parts;
   init->split(parts, ' ', -1, false);

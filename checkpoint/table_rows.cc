@@ -53,7 +53,7 @@ readParts(const std::vector<TablePartFiles> &parts, const TableInfo &want,
       SavedRow r{keys[i], row, withState ? row + saved.width : nullptr,
                  rows.stats.initialized() ? rows.stats.data<int64_t>() + 2 * i : nullptr};
       if (llvm::Error err = fn(r))
-        return std::move(err);
+        return err;
       ++counts.rows;
     }
   }
@@ -105,7 +105,7 @@ readDense(const CheckpointReader &ckpt, const TableInfo &want,
     SavedRow r{static_cast<uint64_t>(k), w.data<float>() + k * want.width,
                withState ? state.data() : nullptr, nullptr};
     if (llvm::Error err = fn(r))
-      return std::move(err);
+      return err;
     ++counts.rows;
   }
   return std::optional<TableReadCounts>(counts);
@@ -132,7 +132,7 @@ readTableRows(const CheckpointReader &ckpt, const TableInfo &want,
                        ownPart->first, ownPart->second);
   } else {
     if (llvm::Error err = checkTableParts(*found, want.name, ckpt.describe()))
-      return std::move(err);
+      return err;
     parts = *found;
   }
   auto counts = readParts(parts, want, keep, fn);
