@@ -33,7 +33,8 @@ TableRows snapshotRows(const SparseTable &table) {
   rows.keys = Tensor(proto::I64, {n});
   rows.values.resize(proto::F32, {n, stride}, /*zero=*/false);
   rows.stats.resize(proto::I64, {n, 2}, /*zero=*/false);
-  std::memcpy(rows.keys.raw(), keys.data(), keys.size() * sizeof(uint64_t));
+  if (n > 0) // an empty table's tensors have no memory to copy into
+    std::memcpy(rows.keys.raw(), keys.data(), keys.size() * sizeof(uint64_t));
   for (int64_t i = 0; i < n; ++i) {
     table.readRow(keys[i], rows.values.data<float>() + i * stride);
     RowStats s = table.rowStats(keys[i]);
