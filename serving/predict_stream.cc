@@ -148,7 +148,7 @@ llvm::Expected<int64_t> predictFeed(const Predictor &predictor, const proto::Dat
   for (std::thread &t : workers)
     t.join();
   if (failure)
-    return std::move(failure);
+    return failure;
   return rows;
 }
 
