@@ -1,36 +1,43 @@
-// The CTR recipes, wide & deep and DeepFM, over the criteo feed's three columns.
+// The CTR recipes, wide & deep and DeepFM, over a click log's label, dense features and slots:
+// Criteo's layout (13 dense, 26 slots) or any schema's (feed/schema.h).
 #include "api/recipes.h"
+#include "feed/schema.h"
 #include "ir/error.h"
 
 namespace oar {
 
 namespace {
 
-constexpr int64_t kSlots = 26, kDense = 13;
+constexpr int64_t kCriteoSlots = 26, kCriteoDense = 13;
 
 /// The parts both models share: the feed's vars, the keys folded into the tables, the first-order
 /// (wide) term and the deep tower's input.
 struct CtrInputs {
-  std::string label, dense, ids;
+  int64_t slots = 0, dense = 0;
+  std::string label, denseVar, ids;
   std::string wide;    // [B, 1]: a weight per key, summed over the slots, + a linear dense term
-  std::string vectors; // [B, 26, embDim]: each slot's embedding
-  std::string deepIn;  // [B, 26 * embDim + 13]: the embeddings and the dense features
+  std::string vectors; // [B, slots, embDim]: each slot's embedding
+  std::string deepIn;  // [B, slots * embDim + dense]: the embeddings and the dense features
 };
 
-CtrInputs ctrInputs(ModelBuilder &m, const RecipeSpec &s) {
+CtrInputs ctrInputs(ModelBuilder &m, const RecipeSpec &s, int64_t slots, int64_t dense) {
   CtrInputs in;
-  std::string keys = m.data("sparse", {kSlots}, proto::I64);
-  in.dense = m.data("dense", {kDense});
+  in.slots = slots, in.dense = dense;
+  std::string keys = m.data("sparse", {slots}, proto::I64);
+  if (dense > 0)
+    in.denseVar = m.data("dense", {dense});
   in.label = m.data("label", {1});
   in.ids = m.idMod(keys, s.vocab);
   std::string weights = m.embedding(in.ids, s.vocab, 1, /*isSparse=*/true, s.distributedTables,
                                     Initializer::constant(0));
-  in.wide = m.elementwise("elementwise_add",
-                          m.reduceSum(m.reshape(weights, {-1, kSlots}), {1}, /*keepDim=*/true),
-                          m.fc(in.dense, 1));
+  in.wide = m.reduceSum(m.reshape(weights, {-1, slots}), {1}, /*keepDim=*/true);
+  if (dense > 0)
+    in.wide = m.elementwise("elementwise_add", in.wide, m.fc(in.denseVar, 1));
   in.vectors = m.embedding(in.ids, s.vocab, s.embDim, /*isSparse=*/true, s.distributedTables,
                            Initializer::uniform(-0.05f, 0.05f));
-  in.deepIn = m.concat({m.reshape(in.vectors, {-1, kSlots * s.embDim}), in.dense});
+  in.deepIn = m.reshape(in.vectors, {-1, slots * s.embDim});
+  if (dense > 0)
+    in.deepIn = m.concat({in.deepIn, in.denseVar});
   return in;
 }
 
@@ -50,7 +57,7 @@ llvm::Expected<std::string> deepTower(ModelBuilder &m, const RecipeSpec &s, cons
 std::string factorisationMachine(ModelBuilder &m, const CtrInputs &in) {
   std::string sum = m.reduceSum(in.vectors, {1});                                 // [B, K]
   std::string squareOfSum = m.elementwise("elementwise_mul", sum, sum);           // [B, K]
-  std::string squares = m.elementwise("elementwise_mul", in.vectors, in.vectors); // [B, 26, K]
+  std::string squares = m.elementwise("elementwise_mul", in.vectors, in.vectors); // [B, S, K]
   std::string sumOfSquares = m.reduceSum(squares, {1});                           // [B, K]
   std::string pairs = m.elementwise("elementwise_sub", squareOfSum, sumOfSquares);
   return m.scale(m.reduceSum(pairs, {1}, /*keepDim=*/true), 0.5f); // [B, 1]
@@ -73,9 +80,26 @@ void applyCtrDefaults(RecipeSpec &spec, bool optimizerGiven, bool lrGiven, bool 
 }
 
 llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
-  if (s.format != "criteo")
-    return makeError("--model={0} reads click logs: use --format=criteo (got \"{1}\")", s.model,
-                     s.format);
+  int64_t slots = kCriteoSlots, dense = kCriteoDense;
+  if (s.schema) {
+    if (s.format == "criteo" || s.format.empty())
+      return makeError("--model={0}: --label, --dense, --sparse and --schema describe csv, tsv, "
+                       "slot and libffm files; criteo's layout is fixed",
+                       s.model);
+    if (!s.schema->label_kind().empty() && s.schema->label_kind() != "binary")
+      return makeError("--model={0} predicts clicks: its label is binary (0 or 1), not {1}",
+                       s.model, s.schema->label_kind());
+    slots = slotCount(*s.schema), dense = denseWidth(*s.schema);
+    if (slots == 0)
+      return makeError("--model={0} embeds categorical columns: give it at least one --sparse "
+                       "column (or a bucketized --dense one)",
+                       s.model);
+  } else if (s.format != "criteo") {
+    return makeError("--model={0} reads click logs: use --format=criteo, or csv, tsv, slot or "
+                     "libffm with the columns named (--label, --sparse, --dense or --schema; "
+                     "docs/data.md) (got --format \"{1}\")",
+                     s.model, s.format);
+  }
   if (s.admitAfter < 1 || s.admitProbability <= 0 || s.admitProbability > 1 || s.evictAfter < 0)
     return makeError("--admit-after must be >= 1, --admit-probability in (0, 1] and --evict-after "
                      ">= 0 (got {0}, {1} and {2})",
@@ -86,9 +110,9 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
     return makeError("--batch-size and --epochs must be positive (got {0} and {1})", s.batchSize,
                      s.epochs);
   if (s.data.empty())
-    return makeError("--format criteo needs --data files");
+    return makeError("--format {0} needs --data files", s.format);
   ModelBuilder m(s.seed);
-  CtrInputs in = ctrInputs(m, s);
+  CtrInputs in = ctrInputs(m, s, slots, dense);
   auto deep = deepTower(m, s, in);
   if (!deep)
     return deep.takeError();
@@ -111,7 +135,10 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
     return opt.takeError();
   if (auto grads = (*opt)->minimize(m, loss); !grads)
     return grads.takeError();
-  std::vector<std::string> columns = {in.label, in.dense, "sparse"};
+  std::vector<std::string> columns = {in.label};
+  if (dense > 0)
+    columns.push_back(in.denseVar);
+  columns.push_back("sparse");
   m.setTrainFeed(recipeFeed(s, s.data, columns, ""));
   if (!s.testData.empty())
     m.setTestFeed(recipeFeed(s, s.testData, columns, ""));

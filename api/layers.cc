@@ -90,6 +90,8 @@ void ModelBuilder::setFeed(const char *which, const FeedSpec &spec, proto::DataF
   feed.set_skip_header(spec.skipHeader);
   feed.set_limit(spec.limit);
   feed.set_shuffle_buffer(spec.shuffleBuffer);
+  if (spec.schema)
+    *feed.mutable_schema() = *spec.schema;
   if (llvm::Error err = checkFeed(feed, main_.blocks(0)))
     return fail(addContext(std::move(err), which));
   dst = std::move(feed);

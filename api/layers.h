@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct FeedSpec {
   bool skipHeader = false;   ///< csv: the first line is a header
   int64_t limit = 0;         ///< use only the first `limit` rows (0: all)
   int64_t shuffleBuffer = 0; ///< streamed formats: rows held to shuffle (0: 65536)
+  /// csv, tsv, slot, libffm: which column is the label, which are dense and sparse (feed/schema.h).
+  /// The feed's columns are then its label, dense (when it has dense columns) and sparse vars.
+  std::optional<proto::FeedSchema> schema;
 };
 
 /// Builds a model. Names follow Paddle: the i-th fc layer owns `fc_i.w_0` and `fc_i.b_0` and

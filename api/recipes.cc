@@ -2,6 +2,7 @@
 #include "api/recipes.h"
 
 #include "api/optimizer.h"
+#include "feed/schema.h"
 #include "ir/error.h"
 
 namespace oar {
@@ -27,12 +28,44 @@ FeedSpec recipeFeed(const RecipeSpec &s, const std::vector<std::string> &files,
           .epochs = s.epochs,
           .shuffle = s.shuffle,
           .seed = s.seed,
-          .split = split.str()};
+          .split = split.str(),
+          .schema = s.schema};
 }
 
-llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
-  if (s.model == "wide_deep" || s.model == "deepfm")
-    return buildCtrRecipe(s);
+namespace {
+
+/// linear and mlp over a schema's dense columns: the input is as wide as they are, and the label
+/// is a class index (softmax) or a real value (square error), whatever the schema left unsaid.
+llvm::Error fitDenseSchema(RecipeSpec &s) {
+  proto::FeedSchema &schema = *s.schema;
+  if (slotCount(schema) > 0)
+    return makeError("--model={0} reads dense columns only; sparse and bucketized columns need "
+                     "--model=wide_deep or deepfm",
+                     s.model);
+  s.in = denseWidth(schema);
+  bool classify = s.loss == "softmax_with_cross_entropy";
+  std::string kind = classify ? "classes:" + std::to_string(s.out) : "real";
+  if (schema.label_kind().empty() || (classify && schema.label_kind() == "binary" && s.out == 2))
+    schema.set_label_kind(kind);
+  if (schema.label_kind() != kind)
+    return makeError("--model={0} with --loss {1} and --out {2} takes a {3} label; the schema's is "
+                     "{4}",
+                     s.model, s.loss, s.out, kind, schema.label_kind());
+  if (!classify && s.out != 1)
+    return makeError("--model={0} regresses one label column: --out must be 1, got {1}", s.model,
+                     s.out);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &spec) {
+  if (spec.model == "wide_deep" || spec.model == "deepfm")
+    return buildCtrRecipe(spec);
+  RecipeSpec s = spec;
+  if (s.schema)
+    if (llvm::Error err = fitDenseSchema(s))
+      return err;
   if (s.in <= 0 || s.out <= 0)
     return makeError("--in and --out must be positive (got {0} and {1})", s.in, s.out);
   if (s.batchSize <= 0 || s.epochs <= 0)
@@ -86,6 +119,14 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &s) {
     if (s.data.empty())
       return makeError("--format {0} needs --data files", s.format);
     bool uci = s.format == "uci_housing"; // its test rows are a split of the same file
+    if (s.schema) { // a schema's feed gives the label first
+      m.setTrainFeed(recipeFeed(s, s.data, {label, x}, ""));
+      if (!s.testData.empty())
+        m.setTestFeed(recipeFeed(s, s.testData, {label, x}, ""));
+      if (llvm::Error err = m.status())
+        return err;
+      return m;
+    }
     m.setTrainFeed(recipeFeed(s, s.data, {x, label}, uci ? "train" : ""));
     if (uci && s.testData.empty())
       m.setTestFeed(recipeFeed(s, s.data, {x, label}, "test"));

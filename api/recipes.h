@@ -14,11 +14,14 @@ struct RecipeSpec {
   std::string optimizer = "sgd";          // sgd | momentum | adam | adagrad
   float lr = 0.01f, momentum = 0.9f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
   int64_t batchSize = 32, epochs = 1, seed = 1;
-  std::string format;                // uci_housing | mnist_idx | npy | csv (empty: no feed)
+  std::string format; // uci_housing | mnist_idx | npy | csv | tsv | slot | libffm (empty: no feed)
+  /// csv, tsv, slot, libffm: the columns by name (feed/schema.h). wide_deep and deepfm take any
+  /// number of dense and sparse columns; linear and mlp take dense columns only.
+  std::optional<proto::FeedSchema> schema;
   std::vector<std::string> data;     // train files
   std::vector<std::string> testData; // test files (same format); uci_housing uses its split
   bool shuffle = false;
-  // wide_deep and deepfm (criteo format: label, 13 dense features, 26 categorical keys)
+  // wide_deep and deepfm (criteo: label, 13 dense features, 26 categorical keys; or a schema)
   int64_t embDim = 10;                    // width of each slot's embedding
   int64_t vocab = int64_t(1) << 22;       // rows of the tables: keys are folded mod vocab
   bool distributedTables = true;          // tables live on the pservers when transpiled

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "executor/criteo_feed.h"
+#include "feed/schema_source.h"
 
 namespace oar {
 
@@ -38,13 +39,17 @@ private:
 
 } // namespace
 
-bool isStreamingFormat(llvm::StringRef format) { return format == "criteo"; }
+bool isStreamingFeed(const proto::DataFeed &feed) {
+  return feed.format() == "criteo" || isSchemaFeed(feed);
+}
 
 llvm::Expected<std::unique_ptr<BatchSource>> openBatchSource(const proto::DataFeed &feed,
                                                              const proto::Block &block,
                                                              int64_t trainerId, int64_t trainers) {
   if (feed.format() == "criteo")
     return openCriteoSource(feed, block, trainerId, trainers);
+  if (isSchemaFeed(feed))
+    return openSchemaSource(feed, block, trainerId, trainers);
   auto data = loadDataset(feed, block);
   if (!data)
     return data.takeError();

@@ -27,10 +27,11 @@ protected:
   std::vector<std::string> columns_;
 };
 
-/// Whether `format` is read as a stream (no process holds the data set) rather than loaded.
-bool isStreamingFormat(llvm::StringRef format);
+/// Whether `feed` is read as a stream (no process holds the data set) rather than loaded: criteo,
+/// and the formats read through a schema (feed/schema_source.h).
+bool isStreamingFeed(const proto::DataFeed &feed);
 
-/// Opens `feed` for trainer `trainerId` of `trainers`. Streamed formats (criteo) read their files
+/// Opens `feed` for trainer `trainerId` of `trainers`. Streamed feeds read their files
 /// as batches are asked for; the others load every row once (loadDataset) and deal them as
 /// BatchReader does.
 llvm::Expected<std::unique_ptr<BatchSource>> openBatchSource(const proto::DataFeed &feed,

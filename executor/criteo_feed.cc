@@ -6,8 +6,8 @@
 #include <cstring>
 #include <optional>
 #include <random>
-#include <zlib.h>
 
+#include "feed/line_reader.h"
 #include "ir/error.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -57,66 +57,6 @@ llvm::Error parseCriteoLine(llvm::StringRef line, CriteoRow &row) {
 }
 
 namespace {
-
-/// Lines of a plain or gzip-compressed file, read in chunks.
-class LineReader {
-public:
-  LineReader() = default;
-  LineReader(const LineReader &) = delete;
-  LineReader &operator=(const LineReader &) = delete;
-  ~LineReader() { close(); }
-
-  llvm::Error open(const std::string &path) {
-    close();
-    path_ = path;
-    file_ = gzopen(path.c_str(), "rb");
-    if (!file_)
-      return makeError("{0}: cannot open data file: {1}", path, std::strerror(errno));
-    gzbuffer(file_, 1 << 17);
-    buf_.clear();
-    pos_ = 0;
-    eof_ = false;
-    return llvm::Error::success();
-  }
-  bool isOpen() const { return file_ != nullptr; }
-  void close() {
-    if (file_)
-      gzclose(file_);
-    file_ = nullptr;
-  }
-  /// The next line without its newline (valid until the next call); false at the end.
-  llvm::Expected<bool> next(llvm::StringRef &line) {
-    for (;;) {
-      size_t nl = buf_.find('\n', pos_);
-      if (nl != std::string::npos || (eof_ && pos_ < buf_.size())) {
-        size_t end = nl == std::string::npos ? buf_.size() : nl;
-        line = llvm::StringRef(buf_).slice(pos_, end);
-        pos_ = end + 1;
-        return true;
-      }
-      if (eof_)
-        return false;
-      buf_.erase(0, pos_); // keep the partial line, read the next chunk after it
-      pos_ = 0;
-      size_t have = buf_.size();
-      buf_.resize(have + kChunk);
-      int got = gzread(file_, buf_.data() + have, kChunk);
-      if (got < 0) {
-        int err;
-        return makeError("{0}: cannot read data file: {1}", path_, gzerror(file_, &err));
-      }
-      buf_.resize(have + got);
-      eof_ = got == 0;
-    }
-  }
-
-private:
-  static constexpr unsigned kChunk = 1 << 18;
-  std::string path_, buf_;
-  gzFile file_ = nullptr;
-  size_t pos_ = 0;
-  bool eof_ = false;
-};
 
 /// What each of the three columns holds, and the dtypes its var may have.
 struct ColumnSpec {
@@ -224,7 +164,6 @@ private:
       }
       if (byLine_ && (lineNo_ - 1) % trainers_ != trainerId_)
         continue;
-      line.consume_back("\r");
       if (line.empty())
         continue;
       if (llvm::Error err = parseCriteoLine(line, row))

@@ -9,6 +9,8 @@
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
+#include "feed/line_format.h"
+#include "feed/schema.h"
 #include "ir/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,12 +25,25 @@ llvm::Expected<std::vector<std::vector<double>>> readNumberRows(llvm::StringRef 
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
     return makeError("{0}: cannot read data file: {1}", path, buf.getError().message());
+  if ((*buf)->getBuffer().startswith("\x1f\x8b"))
+    return makeError("{0}: the file is gzip-compressed; this feed reads plain text (a feed with a "
+                     "schema streams gzip: docs/data.md)",
+                     path);
   std::vector<std::vector<double>> rows;
   llvm::SmallVector<llvm::StringRef, 32> lines, fields;
   (*buf)->getBuffer().split(lines, '\n');
   for (size_t ln = 0; ln < lines.size(); ++ln) {
     llvm::StringRef line = lines[ln].trim();
-    if (line.empty() || (skipHeader && ln == 0))
+    if (skipHeader && ln == 0) {
+      // A header has a name in it; a first line of numbers is a row that would be dropped.
+      fields.clear();
+      line.split(fields, sep);
+      double v;
+      if (llvm::all_of(fields, [&](llvm::StringRef f) { return !f.trim().getAsDouble(v); }))
+        return makeError("{0}:1: the feed skips a header, but line 1 is a row of numbers", path);
+      continue;
+    }
+    if (line.empty())
       continue;
     fields.clear();
     if (sep == ' ')
@@ -169,6 +184,8 @@ llvm::Expected<std::vector<Tensor>> readCsv(const proto::DataFeed &feed,
   if (!rows)
     return rows.takeError();
   int64_t n = static_cast<int64_t>(rows->size());
+  if (n == 0)
+    return makeError("{0}: no rows", feed.files(0));
   std::vector<Tensor> cols;
   size_t field = 0;
   for (size_t c = 0; c < vars.size(); ++c) {
@@ -176,6 +193,11 @@ llvm::Expected<std::vector<Tensor>> readCsv(const proto::DataFeed &feed,
     for (int64_t r = 0; r < n; ++r)
       for (int64_t j = 0; j < widths[c]; ++j) {
         double v = (*rows)[r][field + j];
+        bool integral = t.dtype() == proto::I32 || t.dtype() == proto::I64;
+        if (integral && v != std::floor(v))
+          return makeError("{0}: row {1}, field {2} is {3}, but var {4} holds integers ({5})",
+                           feed.files(0), r + 1, field + j + 1, v, vars[c]->name(),
+                           dtypeName(t.dtype()));
         switch (t.dtype()) {
         case proto::F32:
           t.data<float>()[r * widths[c] + j] = static_cast<float>(v);
@@ -207,18 +229,28 @@ llvm::Expected<std::vector<Tensor>> readColumns(const proto::DataFeed &feed,
     return readNpyColumns(feed);
   if (feed.format() == "csv")
     return readCsv(feed, vars);
-  if (feed.format() == "criteo")
-    return makeError("the criteo format is streamed; read it with openBatchSource");
-  return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy, csv or criteo)",
-                   feed.format());
+  if (feed.format() == "criteo" || feed.format() == "tsv" || feed.format() == "slot" ||
+      feed.format() == "libffm")
+    return makeError("the {0} format is streamed; read it with openBatchSource", feed.format());
+  return makeError("unknown data format \"{0}\" ({1})", feed.format(), kFeedFormatList);
 }
 
 } // namespace
 
 llvm::Error checkFeed(const proto::DataFeed &feed, const proto::Block &block) {
   if (!llvm::is_contained(kFeedFormats, feed.format()))
-    return makeError("unknown data format \"{0}\" (use uci_housing, mnist_idx, npy, csv or criteo)",
+    return makeError("unknown data format \"{0}\" ({1})", feed.format(), kFeedFormatList);
+  bool named = llvm::is_contained(kSchemaFormats, feed.format());
+  if (feed.has_schema() && !named)
+    return makeError("the {0} feed has a schema, which only csv, tsv, slot and libffm feeds read",
                      feed.format());
+  if (!feed.has_schema() && named && feed.format() != "csv")
+    return makeError("the {0} feed finds its columns by name: it needs a schema (oar-model "
+                     "--label, --dense, --sparse or --schema; docs/data.md)",
+                     feed.format());
+  if (feed.has_schema())
+    if (llvm::Error err = checkSchema(feed.schema()))
+      return err;
   if (feed.files_size() == 0)
     return makeError("the {0} feed names no data files", feed.format());
   if (feed.columns_size() == 0)

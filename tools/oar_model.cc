@@ -2,6 +2,7 @@
 // deepfm).
 #include "api/recipes.h"
 #include "executor/feed_overrides.h"
+#include "feed/schema.h"
 #include "ir/error.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
@@ -63,8 +64,25 @@ static cl::opt<std::string> data("data", cl::desc("train data files, comma separ
                                  cl::cat(category));
 static cl::opt<std::string> testData("test-data", cl::desc("test data files, comma separated"),
                                      cl::cat(category));
-static cl::opt<std::string> dataFormat("format",
-                                       cl::desc("uci_housing | mnist_idx | npy | csv | criteo"),
+static cl::opt<std::string>
+    dataFormat("format",
+               cl::desc("uci_housing | mnist_idx | npy | csv | criteo; csv, tsv, slot, libffm "
+                        "with named columns (--label, --dense, --sparse or --schema)"),
+               cl::cat(category));
+static cl::opt<std::string> labelColumn("label", cl::desc("the label's column (docs/data.md)"),
+                                        cl::cat(category));
+static cl::opt<std::string>
+    denseColumns("dense",
+                 cl::desc("dense columns, comma separated, each NAME[:log1p | :standardize:MEAN:STD "
+                          "| :bucketize:B1:B2...]"),
+                 cl::cat(category));
+static cl::opt<std::string> sparseColumns("sparse",
+                                          cl::desc("categorical columns, comma separated, each "
+                                                   "NAME[:int]"),
+                                          cl::cat(category));
+static cl::opt<std::string> schemaFile("schema",
+                                       cl::desc("a schema file instead of --label, --dense and "
+                                                "--sparse (docs/data.md)"),
                                        cl::cat(category));
 static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required,
                                    cl::cat(category));
@@ -85,6 +103,17 @@ int main(int argc, char **argv) {
   spec.embDim = embDim, spec.vocab = vocab, spec.distributedTables = !localTables;
   spec.admitAfter = admitAfter, spec.admitProbability = admitProbability,
   spec.evictAfter = evictAfter;
+  bool columnFlags = !labelColumn.empty() || !denseColumns.empty() || !sparseColumns.empty();
+  if (columnFlags && !schemaFile.empty())
+    exitOnErr(oar::makeError("give the columns with --label, --dense and --sparse or with "
+                             "--schema, not both"));
+  if (!schemaFile.empty())
+    spec.schema = exitOnErr(oar::readSchemaFile(schemaFile));
+  else if (columnFlags)
+    // A libffm line's label is its first token: it needs no name.
+    spec.schema = exitOnErr(oar::schemaFromFlags(
+        labelColumn.empty() && dataFormat == "libffm" ? std::string("label") : labelColumn.getValue(), denseColumns,
+        sparseColumns));
   for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;
     if (StringRef(h).getAsInteger(10, v))

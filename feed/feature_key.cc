@@ -1,0 +1,33 @@
+// FNV-1a over the value from a basis that depends on the column, then splitmix64's finaliser
+// to spread the bits (FNV alone clusters short ids in the low bits that id_mod keeps).
+#include "feed/feature_key.h"
+
+namespace oar {
+
+namespace {
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ULL, kFnvPrime = 0x100000001b3ULL;
+
+uint64_t fnv(uint64_t h, llvm::StringRef bytes) {
+  for (char c : bytes)
+    h = (h ^ static_cast<uint8_t>(c)) * kFnvPrime;
+  return h;
+}
+} // namespace
+
+uint64_t columnHash(llvm::StringRef column) {
+  // The name, then a byte no name ends with, so "ab"+"c" and "a"+"bc" differ.
+  return fnv(fnv(kFnvBasis, column), llvm::StringRef("\x1f", 1));
+}
+
+uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
+  uint64_t h = fnv(columnHash, value);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return (h ^ (h >> 31)) >> 1;
+}
+
+uint64_t featureKey(llvm::StringRef column, llvm::StringRef value) {
+  return featureKeyFrom(columnHash(column), value);
+}
+
+} // namespace oar

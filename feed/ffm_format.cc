@@ -1,0 +1,54 @@
+// libffm: `label field:index:value ...`. The schema names fields by number: a sparse field's
+// index is its key (hashed with the field), a dense field's value is the feature's value. The
+// label is the line's first token, whatever the schema calls it.
+#include "feed/line_format.h"
+#include "ir/error.h"
+
+namespace oar {
+
+namespace {
+
+class FfmFormat : public LineFormat {
+public:
+  explicit FfmFormat(const SchemaColumns &columns)
+      : LineFormat(columns), seen_(columns.roles().size()) {}
+
+  llvm::Error parse(llvm::StringRef line, FeedRows &rows, int64_t r) override {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    const ColumnRole *first = columns_.roles().data();
+    const char *at = line.begin();
+    if (llvm::Error err = columns_.setCell(first[0], nextToken(at, line.end()), rows, r))
+      return err;
+    for (llvm::StringRef token = nextToken(at, line.end()); !token.empty();
+         token = nextToken(at, line.end())) {
+      auto [field, indexValue] = token.split(':');
+      auto [index, value] = indexValue.split(':');
+      if (field.size() == token.size() || index.size() == indexValue.size())
+        return makeError("token \"{0}\" is not field:index:value", token);
+      const ColumnRole *role = columns_.find(field);
+      if (!role || role->kind == ColumnRole::Label)
+        continue;
+      if (seen_[role - first]++)
+        return makeError("field {0} has more than one feature on this line; oar reads one a field",
+                         field);
+      bool byIndex = role->kind == ColumnRole::Sparse;
+      if (llvm::Error err = columns_.setCell(*role, byIndex ? index : value, rows, r))
+        return err;
+    }
+    for (const ColumnRole &role : columns_.roles())
+      if (!seen_[&role - first] && role.kind != ColumnRole::Label)
+        columns_.setMissing(role, rows, r);
+    return llvm::Error::success();
+  }
+
+private:
+  std::vector<uint8_t> seen_;
+};
+
+} // namespace
+
+std::unique_ptr<LineFormat> makeFfmFormat(const SchemaColumns &columns) {
+  return std::make_unique<FfmFormat>(columns);
+}
+
+} // namespace oar

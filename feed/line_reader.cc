@@ -1,0 +1,56 @@
+// Reading lines through zlib, which passes plain files through as they are.
+#include "feed/line_reader.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace oar {
+
+llvm::Error LineReader::open(const std::string &path) {
+  close();
+  path_ = path;
+  file_ = gzopen(path.c_str(), "rb");
+  if (!file_)
+    return makeError("{0}: cannot open data file: {1}", path, std::strerror(errno));
+  gzbuffer(file_, 1 << 17);
+  buf_.clear();
+  pos_ = 0;
+  eof_ = false;
+  return llvm::Error::success();
+}
+
+void LineReader::close() {
+  if (file_)
+    gzclose(file_);
+  file_ = nullptr;
+}
+
+llvm::Expected<bool> LineReader::next(llvm::StringRef &line) {
+  for (;;) {
+    size_t nl = buf_.find('\n', pos_);
+    if (nl != std::string::npos || (eof_ && pos_ < buf_.size())) {
+      size_t end = nl == std::string::npos ? buf_.size() : nl;
+      line = llvm::StringRef(buf_).slice(pos_, end);
+      line.consume_back("\r");
+      pos_ = end + 1;
+      return true;
+    }
+    if (eof_)
+      return false;
+    buf_.erase(0, pos_); // keep the partial line, read the next chunk after it
+    pos_ = 0;
+    size_t have = buf_.size();
+    buf_.resize(have + kChunk);
+    int got = gzread(file_, buf_.data() + have, kChunk);
+    if (got < 0) {
+      int err;
+      return makeError("{0}: cannot read data file: {1}", path_, gzerror(file_, &err));
+    }
+    buf_.resize(have + got);
+    eof_ = got == 0;
+  }
+}
+
+} // namespace oar

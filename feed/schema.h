@@ -1,0 +1,42 @@
+// A feed's schema: which column is the label, which are dense features (and how each is
+// transformed) and which are categorical slots. Declared once, from flags, a schema file or the
+// C++ API, and stored in the program's feed (proto::FeedSchema), so every reader of the program
+// (trainers, oar-predict) reads the columns the same way.
+#pragma once
+
+#include "ir/program.h"
+#include "llvm/Support/Error.h"
+
+namespace oar {
+
+/// A schema from oar-model's flags:
+///   label  "clicked"
+///   dense  "price:log1p,age:standardize:35:12,count,amount:bucketize:1:10:100"
+///   sparse "user_id,item_id,hour:int"  (":int": the ids are integers)
+/// Errors name the flag and the entry.
+llvm::Expected<proto::FeedSchema> schemaFromFlags(llvm::StringRef label, llvm::StringRef dense,
+                                                  llvm::StringRef sparse);
+
+/// A schema file: one column a line, `#` starts a comment.
+///   label clicked [binary | real | classes N]
+///   dense price [log1p | standardize MEAN STD | bucketize B1 B2 ...]
+///   sparse user_id [int]
+/// Errors name the file and line.
+llvm::Expected<proto::FeedSchema> readSchemaFile(llvm::StringRef path);
+
+/// Whether a schema can be read: a label, at least one feature, names used once, transforms
+/// with their arguments (a positive std, ascending boundaries), a known label kind.
+llvm::Error checkSchema(const proto::FeedSchema &schema);
+
+/// The widths of the feed's dense var (dense columns not bucketized) and sparse var (sparse
+/// columns, then bucketized dense columns).
+int64_t denseWidth(const proto::FeedSchema &schema);
+int64_t slotCount(const proto::FeedSchema &schema);
+
+/// The number of classes of a `classes:N` label; 0 for binary and real labels.
+int64_t labelClasses(const proto::FeedSchema &schema);
+
+/// One line per column, as a schema file writes it (oar-show prints it).
+std::string describeSchema(const proto::FeedSchema &schema);
+
+} // namespace oar

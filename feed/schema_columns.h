@@ -1,0 +1,47 @@
+// A schema turned into what a parser needs per cell: where each named column goes in a row
+// (the label, a slot of the dense row, a slot of the key row) and how its text becomes a value.
+#pragma once
+
+#include "feed/feed_rows.h"
+#include "ir/program.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace oar {
+
+/// Where one schema column goes.
+struct ColumnRole {
+  enum Kind { Label, Dense, Sparse, Bucketized } kind;
+  int64_t index = 0; ///< into the row's dense values or keys
+  std::string name;
+  proto::FeedColumn column; ///< its transform (dense) or whether its ids are integers (sparse)
+  uint64_t hash = 0;        ///< columnHash(name), for sparse and bucketized columns
+  enum Transform { None, Log1p, Standardize } transform = None; ///< of a dense column
+};
+
+class SchemaColumns {
+public:
+  /// Checks the schema (checkSchema) and lays its columns out.
+  static llvm::Expected<SchemaColumns> make(const proto::FeedSchema &schema);
+
+  /// The role of the column named `name`, or null when the schema does not use it.
+  const ColumnRole *find(llvm::StringRef name) const;
+  const std::vector<ColumnRole> &roles() const { return roles_; }
+  int64_t denseWidth() const { return denseWidth_; }
+  int64_t slots() const { return slots_; }
+
+  /// Sets row `r`'s value of `role` from a cell's text (empty: missing). Errors say what is
+  /// wrong with the value; the caller adds file:line.
+  llvm::Error setCell(const ColumnRole &role, llvm::StringRef cell, FeedRows &rows,
+                      int64_t r) const;
+  /// A column the line does not have at all (a slot file's missing slot): as an empty cell.
+  void setMissing(const ColumnRole &role, FeedRows &rows, int64_t r) const;
+
+private:
+  llvm::Error setLabel(llvm::StringRef cell, float &label) const;
+  std::vector<ColumnRole> roles_;
+  llvm::StringMap<size_t> byName_;
+  int64_t denseWidth_ = 0, slots_ = 0, classes_ = 0;
+  bool realLabel_ = false;
+};
+
+} // namespace oar
