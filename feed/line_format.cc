@@ -5,8 +5,6 @@
 
 namespace oar {
 
-LineFormat::~LineFormat() = default;
-
 llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef format,
                                                            const SchemaColumns &columns) {
   if (format == "csv")

@@ -1,24 +1,18 @@
-// A text format of a schema feed: how one line becomes one row. One object reads one file (a
-// csv file's header says where its columns are), so each file may order its columns its own way.
+// A text format of a schema feed: how one line becomes one row, by the schema's columns. One
+// object reads one file (a csv file's header says where its columns are), so each file may order
+// its columns its own way.
 #pragma once
 
 #include <memory>
 
 #include "feed/schema_columns.h"
+#include "feed/stream_source.h"
 
 namespace oar {
 
-class LineFormat {
+class LineFormat : public RowParser {
 public:
   explicit LineFormat(const SchemaColumns &columns) : columns_(columns) {}
-  virtual ~LineFormat();
-  /// Whether a file's first line is a header, read before the lines are shared out.
-  virtual bool hasHeader() const { return false; }
-  /// Reads the header: finds the schema's columns in it.
-  virtual llvm::Error readHeader(llvm::StringRef line) { return llvm::Error::success(); }
-  /// Parses a data line into row `r` of `rows`. The error says what is wrong; the caller
-  /// puts `file:line: ` before it.
-  virtual llvm::Error parse(llvm::StringRef line, FeedRows &rows, int64_t r) = 0;
 
 protected:
   const SchemaColumns &columns_;

@@ -1,213 +1,14 @@
-// Streaming a schema feed's rows into batches.
+// A schema feed's vars checked, and its stream opened with the format's line parser.
 #include "feed/schema_source.h"
 
-#include <optional>
-#include <random>
-
 #include "feed/line_format.h"
-#include "feed/line_reader.h"
 #include "feed/schema.h"
+#include "feed/stream_source.h"
 #include "ir/error.h"
-#include "llvm/Support/FileSystem.h"
 
 namespace oar {
 
 namespace {
-
-class SchemaSource : public BatchSource {
-public:
-  SchemaSource(const proto::DataFeed &feed, SchemaColumns columns, std::vector<std::string> files,
-               bool byLine, std::vector<DType> dtypes, int64_t trainerId, int64_t trainers)
-      : feed_(feed), schema_(std::move(columns)), files_(std::move(files)), byLine_(byLine),
-        dtypes_(std::move(dtypes)), trainerId_(trainerId), trainers_(trainers),
-        buffer_(schema_.denseWidth(), schema_.slots()),
-        batch_(schema_.denseWidth(), schema_.slots()),
-        pending_(schema_.denseWidth(), schema_.slots()) {
-    for (const std::string &c : feed.columns())
-      columns_.push_back(c);
-    capacity_ = feed.shuffle() ? (feed.shuffle_buffer() > 0 ? feed.shuffle_buffer() : 65536) : 0;
-    llvm::consumeError(rewind());
-  }
-
-  llvm::Error rewind() override {
-    epoch_ = -1;
-    pending_.clear();
-    atEnd_ = false;
-    // Trainers shuffle their shares differently, each the same way every run.
-    rng_.seed(static_cast<uint64_t>(feed_.seed()) * 0x9e3779b97f4a7c15ULL + trainerId_);
-    return llvm::Error::success();
-  }
-
-  bool atEpochEnd() const override { return atEnd_; }
-  int64_t batchesPerEpoch() const override { return 0; }
-
-  llvm::Expected<bool> next(std::vector<Tensor> &batch, int64_t &epoch) override {
-    int64_t epochs = std::max<int64_t>(feed_.epochs(), 1);
-    while (pending_.size() == 0) { // the epoch is over (or not begun): start the next one
-      if (epoch_ + 1 >= epochs)
-        return false;
-      startEpoch();
-      if (llvm::Error err = pull(pending_))
-        return err;
-      if (pending_.size() == 0)
-        return false; // this trainer has no rows at all
-    }
-    batch_.clear();
-    batch_.append(pending_, 0);
-    pending_.clear();
-    while (batch_.size() < feed_.batch_size()) {
-      int64_t before = batch_.size();
-      if (llvm::Error err = pull(batch_))
-        return err;
-      if (batch_.size() == before)
-        break;
-    }
-    // Look one row ahead, so atEpochEnd() is known with the epoch's last batch.
-    if (llvm::Error err = pull(pending_))
-      return err;
-    atEnd_ = pending_.size() == 0;
-    fill(batch);
-    epoch = epoch_;
-    return true;
-  }
-
-private:
-  void startEpoch() {
-    ++epoch_;
-    fileIdx_ = 0;
-    reader_.close();
-    buffer_.clear();
-    streamDone_ = false;
-  }
-
-  /// Opens the next file of this trainer's share and reads its header; false after the last.
-  llvm::Expected<bool> openNextFile() {
-    if (fileIdx_ >= files_.size())
-      return false;
-    const std::string &path = files_[fileIdx_];
-    if (llvm::Error err = reader_.open(path))
-      return err;
-    auto format = makeLineFormat(feed_.format(), schema_);
-    if (!format)
-      return format.takeError();
-    format_ = std::move(*format);
-    lineNo_ = dataLine_ = 0;
-    if (format_->hasHeader()) {
-      llvm::StringRef header;
-      auto got = reader_.next(header);
-      if (!got)
-        return got.takeError();
-      ++lineNo_;
-      if (!*got)
-        return makeError("{0}: the file is empty; a {1} file starts with its header", path,
-                         feed_.format());
-      if (llvm::Error err = format_->readHeader(header))
-        return makeError("{0}:1: {1}", path, llvm::toString(std::move(err)));
-    }
-    return true;
-  }
-
-  /// Appends the next row of this trainer's share, in file order, to `out`; nothing at the
-  /// epoch's end.
-  llvm::Error readRow(FeedRows &out) {
-    for (;;) {
-      if (!reader_.isOpen()) {
-        auto opened = openNextFile();
-        if (!opened)
-          return opened.takeError();
-        if (!*opened)
-          return llvm::Error::success();
-      }
-      llvm::StringRef line;
-      auto got = reader_.next(line);
-      if (!got)
-        return got.takeError();
-      ++lineNo_;
-      ++dataLine_;
-      if (!*got || (feed_.limit() > 0 && dataLine_ > feed_.limit())) {
-        reader_.close();
-        ++fileIdx_;
-        continue;
-      }
-      if (byLine_ && (dataLine_ - 1) % trainers_ != trainerId_)
-        continue;
-      if (line.trim().empty())
-        continue;
-      int64_t r = out.add();
-      if (llvm::Error err = format_->parse(line, out, r))
-        return makeError("{0}:{1}: {2}", files_[fileIdx_], lineNo_, llvm::toString(std::move(err)));
-      return llvm::Error::success();
-    }
-  }
-
-  /// Appends the next row through the shuffle buffer (a random one of up to capacity_ rows
-  /// read ahead) to `out`; nothing at the epoch's end.
-  llvm::Error pull(FeedRows &out) {
-    if (capacity_ == 0)
-      return readRow(out);
-    while (!streamDone_ && buffer_.size() < capacity_) {
-      int64_t before = buffer_.size();
-      if (llvm::Error err = readRow(buffer_))
-        return err;
-      streamDone_ = buffer_.size() == before;
-    }
-    if (buffer_.size() == 0)
-      return llvm::Error::success();
-    int64_t pick = static_cast<int64_t>(rng_() % static_cast<uint64_t>(buffer_.size()));
-    out.append(buffer_, pick);
-    buffer_.removeSwapLast(pick);
-    return llvm::Error::success();
-  }
-
-  template <typename T> static void put(Tensor &t, int64_t i, double v) { t.data<T>()[i] = T(v); }
-  static void putNumber(Tensor &t, int64_t i, double v) {
-    switch (t.dtype()) {
-    case proto::F64:
-      return put<double>(t, i, v);
-    case proto::I64:
-      return put<int64_t>(t, i, v);
-    default:
-      return put<float>(t, i, v);
-    }
-  }
-
-  void fill(std::vector<Tensor> &batch) const {
-    int64_t n = batch_.size(), width = schema_.denseWidth(), slots = schema_.slots();
-    size_t c = 0;
-    batch.resize(dtypes_.size());
-    batch[c].resize(dtypes_[c], {n, 1}, /*zero=*/false);
-    for (int64_t r = 0; r < n; ++r)
-      putNumber(batch[c], r, batch_.label(r));
-    if (width > 0) {
-      ++c;
-      batch[c].resize(dtypes_[c], {n, width}, /*zero=*/false);
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t j = 0; j < width; ++j)
-          putNumber(batch[c], r * width + j, batch_.dense(r)[j]);
-    }
-    if (slots == 0)
-      return;
-    ++c;
-    batch[c].resize(proto::I64, {n, slots}, /*zero=*/false);
-    auto *keys = reinterpret_cast<uint64_t *>(batch[c].data<int64_t>());
-    for (int64_t r = 0; r < n; ++r)
-      std::copy_n(batch_.keys(r), slots, keys + r * slots);
-  }
-
-  proto::DataFeed feed_;
-  SchemaColumns schema_;
-  std::vector<std::string> files_; // this trainer's files
-  bool byLine_;                    // one file shared by every trainer, split by data lines
-  std::vector<DType> dtypes_;      // of the label, dense (when there is one) and sparse vars
-  int64_t trainerId_, trainers_, capacity_ = 0;
-  int64_t epoch_ = -1, lineNo_ = 0, dataLine_ = 0;
-  size_t fileIdx_ = 0;
-  LineReader reader_;
-  std::unique_ptr<LineFormat> format_; // of the open file
-  FeedRows buffer_, batch_, pending_;  // the shuffle buffer, the batch, the row looked ahead
-  bool streamDone_ = false, atEnd_ = false;
-  std::mt19937_64 rng_;
-};
 
 /// The feed's vars: label [B, 1], dense [B, D] (when D > 0), sparse [B, S] i64.
 llvm::Expected<std::vector<DType>> checkVars(const proto::DataFeed &feed, const proto::Block &block,
@@ -264,25 +65,18 @@ llvm::Expected<std::unique_ptr<BatchSource>> openSchemaSource(const proto::DataF
   auto dtypes = checkVars(feed, block, *schema);
   if (!dtypes)
     return dtypes.takeError();
-  if (feed.batch_size() <= 0)
-    return makeError("data feed batch_size is {0}; it must be positive", feed.batch_size());
-  if (trainers < 1 || trainerId < 0 || trainerId >= trainers)
-    return makeError("trainer {0} of {1} does not exist", trainerId, trainers);
-  int64_t numFiles = feed.files_size();
-  if (numFiles == 0)
-    return makeError("the {0} feed names no data files", feed.format());
-  if (numFiles > 1 && numFiles < trainers)
-    return makeError("the {0} feed names {1} files for {2} trainers; give one file (trainers take "
-                     "its lines in turn) or at least one file per trainer",
-                     feed.format(), numFiles, trainers);
-  std::vector<std::string> mine;
-  for (int64_t f = numFiles > 1 ? trainerId : 0; f < numFiles; f += numFiles > 1 ? trainers : 1)
-    mine.push_back(feed.files(f));
-  for (const std::string &f : mine)
-    if (!llvm::sys::fs::exists(f))
-      return makeError("{0}: cannot open data file: no such file", f);
-  return std::make_unique<SchemaSource>(feed, std::move(*schema), std::move(mine), numFiles == 1,
-                                        std::move(*dtypes), trainerId, trainers);
+  StreamLayout layout;
+  layout.dtypes = std::move(*dtypes);
+  layout.denseWidth = schema->denseWidth(), layout.slots = schema->slots();
+  auto columns = std::make_shared<SchemaColumns>(std::move(*schema));
+  std::string format = feed.format();
+  layout.makeParser = [columns, format]() -> llvm::Expected<std::unique_ptr<RowParser>> {
+    auto parser = makeLineFormat(format, *columns);
+    if (!parser)
+      return parser.takeError();
+    return std::unique_ptr<RowParser>(std::move(*parser));
+  };
+  return openStreamSource(feed, std::move(layout), trainerId, trainers);
 }
 
 } // namespace oar
