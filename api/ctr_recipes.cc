@@ -1,5 +1,7 @@
 // The CTR recipes, wide & deep and DeepFM, over a click log's label, dense features and slots:
 // Criteo's layout (13 dense, 26 slots) or any schema's (feed/schema.h).
+#include <numeric>
+
 #include "api/recipes.h"
 #include "feed/schema.h"
 #include "ir/error.h"
@@ -12,29 +14,60 @@ constexpr int64_t kCriteoSlots = 26, kCriteoDense = 13;
 
 /// The parts both models share: the feed's vars, the keys folded into the tables, the first-order
 /// (wide) term and the deep tower's input.
+/// The keys a row holds: `single` single-valued slots, then a run of keys per multi-valued slot
+/// (weighed by the feed's weights var, then pooled into one slot).
+struct KeyLayout {
+  int64_t single = 0;
+  std::vector<int64_t> multi; // max_values of each multi-valued slot
+  int64_t keys() const { return single + std::accumulate(multi.begin(), multi.end(), int64_t(0)); }
+  int64_t slots() const { return single + static_cast<int64_t>(multi.size()); }
+};
+
 struct CtrInputs {
   int64_t slots = 0, dense = 0;
-  std::string label, denseVar, ids;
+  std::string label, denseVar, ids, weights;
   std::string wide;    // [B, 1]: a weight per key, summed over the slots, + a linear dense term
   std::string vectors; // [B, slots, embDim]: each slot's embedding
   std::string deepIn;  // [B, slots * embDim + dense]: the embeddings and the dense features
 };
 
-CtrInputs ctrInputs(ModelBuilder &m, const RecipeSpec &s, int64_t slots, int64_t dense) {
+/// Each multi-valued slot's keys' vectors ([B, keys, K], weighed) summed into one slot's:
+/// [B, slots, K].
+std::string poolSlots(ModelBuilder &m, const std::string &vectors, const KeyLayout &keys) {
+  std::vector<int64_t> sections = keys.multi;
+  if (keys.single > 0)
+    sections.insert(sections.begin(), keys.single);
+  std::vector<std::string> pieces = m.split(vectors, sections, 1);
+  for (size_t i = keys.single > 0 ? 1 : 0; i < pieces.size(); ++i)
+    pieces[i] = m.reduceSum(pieces[i], {1}, /*keepDim=*/true);
+  return pieces.size() == 1 ? pieces[0] : m.concat(pieces, 1);
+}
+
+CtrInputs ctrInputs(ModelBuilder &m, const RecipeSpec &s, const KeyLayout &layout,
+                    int64_t dense) {
   CtrInputs in;
+  int64_t keyCount = layout.keys(), slots = layout.slots();
   in.slots = slots, in.dense = dense;
-  std::string keys = m.data("sparse", {slots}, proto::I64);
+  std::string keys = m.data("sparse", {keyCount}, proto::I64);
+  if (!layout.multi.empty())
+    in.weights = m.data("weights", {keyCount});
   if (dense > 0)
     in.denseVar = m.data("dense", {dense});
   in.label = m.data("label", {1});
   in.ids = m.idMod(keys, s.vocab);
   std::string weights = m.embedding(in.ids, s.vocab, 1, /*isSparse=*/true, s.distributedTables,
                                     Initializer::constant(0));
-  in.wide = m.reduceSum(m.reshape(weights, {-1, slots}), {1}, /*keepDim=*/true);
+  weights = m.reshape(weights, {-1, keyCount});
+  if (!in.weights.empty()) // padding weighs 0, a mean's values 1/count
+    weights = m.elementwise("elementwise_mul", weights, in.weights);
+  in.wide = m.reduceSum(weights, {1}, /*keepDim=*/true);
   if (dense > 0)
     in.wide = m.elementwise("elementwise_add", in.wide, m.fc(in.denseVar, 1));
   in.vectors = m.embedding(in.ids, s.vocab, s.embDim, /*isSparse=*/true, s.distributedTables,
                            Initializer::uniform(-0.05f, 0.05f));
+  if (!in.weights.empty())
+    in.vectors = poolSlots(
+        m, m.elementwise("elementwise_mul", in.vectors, in.weights, /*axis=*/0), layout);
   in.deepIn = m.reshape(in.vectors, {-1, slots * s.embDim});
   if (dense > 0)
     in.deepIn = m.concat({in.deepIn, in.denseVar});
@@ -80,7 +113,8 @@ void applyCtrDefaults(RecipeSpec &spec, bool optimizerGiven, bool lrGiven, bool 
 }
 
 llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
-  int64_t slots = kCriteoSlots, dense = kCriteoDense;
+  KeyLayout keys{kCriteoSlots, {}};
+  int64_t dense = kCriteoDense;
   if (s.schema) {
     if (s.format == "criteo" || s.format.empty())
       return makeError("--model={0}: --label, --dense, --sparse and --schema describe csv, tsv, "
@@ -89,8 +123,13 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
     if (!s.schema->label_kind().empty() && s.schema->label_kind() != "binary")
       return makeError("--model={0} predicts clicks: its label is binary (0 or 1), not {1}",
                        s.model, s.schema->label_kind());
-    slots = slotCount(*s.schema), dense = denseWidth(*s.schema);
-    if (slots == 0)
+    keys.single = 0;
+    for (const proto::FeedColumn &c : s.schema->sparse())
+      if (c.max_values() > 0)
+        keys.multi.push_back(c.max_values());
+    keys.single = slotCount(*s.schema) - static_cast<int64_t>(keys.multi.size());
+    dense = denseWidth(*s.schema);
+    if (keys.slots() == 0)
       return makeError("--model={0} embeds categorical columns: give it at least one --sparse "
                        "column (or a bucketized --dense one)",
                        s.model);
@@ -112,7 +151,7 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
   if (s.data.empty())
     return makeError("--format {0} needs --data files", s.format);
   ModelBuilder m(s.seed);
-  CtrInputs in = ctrInputs(m, s, slots, dense);
+  CtrInputs in = ctrInputs(m, s, keys, dense);
   auto deep = deepTower(m, s, in);
   if (!deep)
     return deep.takeError();
@@ -139,6 +178,8 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
   if (dense > 0)
     columns.push_back(in.denseVar);
   columns.push_back("sparse");
+  if (!in.weights.empty())
+    columns.push_back(in.weights);
   m.setTrainFeed(recipeFeed(s, s.data, columns, ""));
   if (!s.testData.empty())
     m.setTestFeed(recipeFeed(s, s.testData, columns, ""));

@@ -161,7 +161,10 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
   for (const std::string &slot : outputSlots) {
     int &k = tmpCounts_[base];
     names.push_back(llvm::formatv("{0}.tmp_{1}", base, k++).str());
-    outputs.push_back({slot, {names.back()}});
+    if (!outputs.empty() && outputs.back().first == slot) // a slot named again: another var of it
+      outputs.back().second.push_back(names.back());
+    else
+      outputs.push_back({slot, {names.back()}});
   }
   proto::Op op = makeOp(type, inputs, outputs, attrs);
   // Declare the outputs with the types shape inference gives from the declared inputs.
@@ -357,6 +360,19 @@ std::string ModelBuilder::pool2d(llvm::StringRef input, int64_t size, llvm::Stri
 std::string ModelBuilder::concat(const std::vector<std::string> &inputs, int64_t axis) {
   return appendLayerOp("concat", {{"X", inputs}}, "Out", {{"axis", axis}},
                        uniqueLayerName("concat"));
+}
+
+std::vector<std::string> ModelBuilder::split(llvm::StringRef x, std::vector<int64_t> sections,
+                                             int64_t axis) {
+  std::string layer = uniqueLayerName("split");
+  std::vector<std::string> outputs(sections.size(), "Out"); // one slot, a var per piece
+  auto outs = appendOp("split", {{"X", {x.str()}}}, outputs,
+                       {{"axis", axis}, {"sections", std::move(sections)}}, layer);
+  if (!outs) {
+    fail(addContext(outs.takeError(), layer));
+    return {};
+  }
+  return *outs;
 }
 
 std::string ModelBuilder::reshape(llvm::StringRef x, std::vector<int64_t> shape) {

@@ -81,6 +81,9 @@ public:
                      int64_t stride = 2);
   std::string concat(const std::vector<std::string> &inputs, int64_t axis = 1);
   std::string reshape(llvm::StringRef x, std::vector<int64_t> shape);
+  /// Pieces of x along `axis`, of the given sizes (Paddle's split).
+  std::vector<std::string> split(llvm::StringRef x, std::vector<int64_t> sections,
+                                 int64_t axis = 1);
   std::string activation(llvm::StringRef x, llvm::StringRef act);
   std::string squareErrorCost(llvm::StringRef input, llvm::StringRef label);
   std::string softmaxWithCrossEntropy(llvm::StringRef logits, llvm::StringRef label);

@@ -230,7 +230,7 @@ llvm::Expected<std::vector<Tensor>> readColumns(const proto::DataFeed &feed,
   if (feed.format() == "csv")
     return readCsv(feed, vars);
   if (feed.format() == "criteo" || feed.format() == "tsv" || feed.format() == "slot" ||
-      feed.format() == "libffm")
+      feed.format() == "libffm" || feed.format() == "libsvm")
     return makeError("the {0} format is streamed; read it with openBatchSource", feed.format());
   return makeError("unknown data format \"{0}\" ({1})", feed.format(), kFeedFormatList);
 }
@@ -242,7 +242,8 @@ llvm::Error checkFeed(const proto::DataFeed &feed, const proto::Block &block) {
     return makeError("unknown data format \"{0}\" ({1})", feed.format(), kFeedFormatList);
   bool named = llvm::is_contained(kSchemaFormats, feed.format());
   if (feed.has_schema() && !named)
-    return makeError("the {0} feed has a schema, which only csv, tsv, slot and libffm feeds read",
+    return makeError("the {0} feed has a schema, which only csv, tsv, slot, libffm and libsvm feeds "
+                     "read",
                      feed.format());
   if (!feed.has_schema() && named && feed.format() != "csv")
     return makeError("the {0} feed finds its columns by name: it needs a schema (oar-model "

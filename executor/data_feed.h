@@ -16,10 +16,10 @@ struct Dataset {
 
 /// The formats a feed may name. criteo, and csv, tsv, slot and libffm with a schema, are
 /// streamed (see batch_source.h); the others are loaded whole.
-inline constexpr const char *kFeedFormats[] = {"uci_housing", "mnist_idx", "npy",  "csv",
-                                               "criteo",      "tsv",       "slot", "libffm"};
+inline constexpr const char *kFeedFormats[] = {"uci_housing", "mnist_idx", "npy",    "csv",   "criteo",
+                                               "tsv",         "slot",      "libffm", "libsvm"};
 inline constexpr const char *kFeedFormatList =
-    "use uci_housing, mnist_idx, npy, csv, tsv, slot, libffm or criteo";
+    "use uci_housing, mnist_idx, npy, csv, tsv, slot, libffm, libsvm or criteo";
 
 /// Checks what can be checked without reading the files: a known format, at least one file,
 /// columns naming declared vars of `block`, a positive batch size and epoch count.

@@ -19,6 +19,7 @@ public:
     const char *at = line.begin();
     if (llvm::Error err = columns_.setCell(first[0], nextToken(at, line.end()), rows, r))
       return err;
+    seen_[0] = 1; // the label: the first token
     for (llvm::StringRef token = nextToken(at, line.end()); !token.empty();
          token = nextToken(at, line.end())) {
       auto [field, indexValue] = token.split(':');
@@ -28,21 +29,25 @@ public:
       const ColumnRole *role = columns_.find(field);
       if (!role || role->kind == ColumnRole::Label)
         continue;
-      if (seen_[role - first]++)
-        return makeError("field {0} has more than one feature on this line; oar reads one a field",
+      int64_t &values = seen_[role - first];
+      if (role->kind == ColumnRole::Multi) { // a field named again gives it another feature
+        if (llvm::Error err = columns_.addValue(*role, index, rows, r, values))
+          return err;
+        continue;
+      }
+      if (values++)
+        return makeError("field {0} has more than one feature on this line; declare it multi N "
+                         "to read several",
                          field);
       bool byIndex = role->kind == ColumnRole::Sparse;
       if (llvm::Error err = columns_.setCell(*role, byIndex ? index : value, rows, r))
         return err;
     }
-    for (const ColumnRole &role : columns_.roles())
-      if (!seen_[&role - first] && role.kind != ColumnRole::Label)
-        columns_.setMissing(role, rows, r);
-    return llvm::Error::success();
+    return columns_.finishLine(seen_, rows, r);
   }
 
 private:
-  std::vector<uint8_t> seen_;
+  std::vector<int64_t> seen_;
 };
 
 } // namespace

@@ -15,7 +15,10 @@ llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef forma
     return makeSlotFormat(columns);
   if (format == "libffm")
     return makeFfmFormat(columns);
-  return makeError("\"{0}\" is not a format read with a schema (use csv, tsv, slot or libffm)",
+  if (format == "libsvm")
+    return makeSvmFormat(columns);
+  return makeError("\"{0}\" is not a format read with a schema (use csv, tsv, slot, libffm or "
+                   "libsvm)",
                    format);
 }
 

@@ -30,15 +30,17 @@ inline llvm::StringRef nextToken(const char *&at, const char *end) {
 }
 
 /// The formats a schema feed reads: csv and tsv (with a header; columns by name), slot (Paddle's
-/// `name:value` tokens), libffm (`label field:index:value`, fields named by number).
-inline constexpr const char *kSchemaFormats[] = {"csv", "tsv", "slot", "libffm"};
+/// `name:value` tokens), libffm (`label field:index:value`, fields named by number), libsvm
+/// (`label index:value`: dense columns by index, every other feature in one multi-valued column).
+inline constexpr const char *kSchemaFormats[] = {"csv", "tsv", "slot", "libffm", "libsvm"};
 
 llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef format,
                                                            const SchemaColumns &columns);
 
-/// Each format's reader (csv_format.cc, slot_format.cc, ffm_format.cc).
+/// Each format's reader (csv_format.cc, slot_format.cc, ffm_format.cc, svm_format.cc).
 std::unique_ptr<LineFormat> makeDelimitedFormat(const SchemaColumns &columns, char delimiter);
 std::unique_ptr<LineFormat> makeSlotFormat(const SchemaColumns &columns);
 std::unique_ptr<LineFormat> makeFfmFormat(const SchemaColumns &columns);
+llvm::Expected<std::unique_ptr<LineFormat>> makeSvmFormat(const SchemaColumns &columns);
 
 } // namespace oar

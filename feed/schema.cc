@@ -64,16 +64,32 @@ llvm::Expected<proto::FeedColumn> denseColumn(llvm::ArrayRef<llvm::StringRef> t)
                    t[0], transform, args.size());
 }
 
-/// `name [int]` of a sparse column.
+/// `name [int] [multi N [sum|mean] [sep C]]` of a sparse column.
 llvm::Expected<proto::FeedColumn> sparseColumn(llvm::ArrayRef<llvm::StringRef> t) {
   proto::FeedColumn c;
   c.set_name(t[0].str());
-  if (t.size() == 2 && t[1] == "int")
-    c.set_integer_ids(true);
-  else if (t.size() != 1)
-    return makeError("sparse column {0}: \"{1}\" is not a column kind (the only one is int: ids "
-                     "that are integers)",
-                     t[0], llvm::join(t.drop_front(), " "));
+  for (size_t i = 1; i < t.size(); ++i) {
+    int64_t n = 0;
+    if (t[i] == "int") {
+      c.set_integer_ids(true);
+    } else if (t[i] == "multi" && i + 1 < t.size() && !t[i + 1].getAsInteger(10, n) && n >= 1) {
+      c.set_max_values(n);
+      ++i;
+    } else if ((t[i] == "sum" || t[i] == "mean") && c.max_values() > 0) {
+      c.set_pooling(t[i].str());
+    } else if (t[i] == "sep" && i + 1 < t.size() && t[i + 1].size() == 1) {
+      c.set_separator(t[++i].str());
+    } else if (t[i].startswith("sep=") && t[i].size() == 5) {
+      c.set_separator(t[i].substr(4).str());
+    } else {
+      return makeError("sparse column {0}: \"{1}\" is not an option (int; multi N with a positive "
+                       "N, then sum or mean; sep C with one character)",
+                       t[0], t[i]);
+    }
+  }
+  if (!c.separator().empty() && c.max_values() == 0)
+    return makeError("sparse column {0}: a separator splits multi-valued cells; declare it multi N",
+                     t[0]);
   return c;
 }
 
@@ -214,6 +230,17 @@ int64_t slotCount(const proto::FeedSchema &schema) {
   return schema.sparse_size() + schema.dense_size() - denseWidth(schema);
 }
 
+int64_t keyWidth(const proto::FeedSchema &schema) {
+  int64_t width = slotCount(schema);
+  for (const proto::FeedColumn &c : schema.sparse())
+    width += std::max<int64_t>(c.max_values(), 1) - 1;
+  return width;
+}
+
+bool hasMultiValued(const proto::FeedSchema &schema) {
+  return llvm::any_of(schema.sparse(), [](const proto::FeedColumn &c) { return c.max_values() > 0; });
+}
+
 std::string describeSchema(const proto::FeedSchema &s) {
   std::string out = "label " + s.label();
   if (labelClasses(s))
@@ -231,8 +258,15 @@ std::string describeSchema(const proto::FeedSchema &s) {
       out += " " + numberText(b);
     out += "\n";
   }
-  for (const proto::FeedColumn &c : s.sparse())
-    out += "sparse " + c.name() + (c.integer_ids() ? " int\n" : "\n");
+  for (const proto::FeedColumn &c : s.sparse()) {
+    out += "sparse " + c.name() + (c.integer_ids() ? " int" : "");
+    if (c.max_values() > 0)
+      out += " multi " + std::to_string(c.max_values()) + " " +
+             (c.pooling().empty() ? "sum" : c.pooling());
+    if (!c.separator().empty())
+      out += " sep " + c.separator();
+    out += "\n";
+  }
   return out;
 }
 

@@ -12,7 +12,8 @@ namespace oar {
 /// A schema from oar-model's flags:
 ///   label  "clicked"
 ///   dense  "price:log1p,age:standardize:35:12,count,amount:bucketize:1:10:100"
-///   sparse "user_id,item_id,hour:int"  (":int": the ids are integers)
+///   sparse "user_id,item_id,hour:int,tags:multi:5:mean"  (":int": the ids are integers;
+///          ":multi:N[:sum|:mean][:sep=C]": up to N values a row, pooled; csv cells split on C, |)
 /// Errors name the flag and the entry.
 llvm::Expected<proto::FeedSchema> schemaFromFlags(llvm::StringRef label, llvm::StringRef dense,
                                                   llvm::StringRef sparse);
@@ -20,7 +21,7 @@ llvm::Expected<proto::FeedSchema> schemaFromFlags(llvm::StringRef label, llvm::S
 /// A schema file: one column a line, `#` starts a comment.
 ///   label clicked [binary | real | classes N]
 ///   dense price [log1p | standardize MEAN STD | bucketize B1 B2 ...]
-///   sparse user_id [int]
+///   sparse user_id [int] [multi N [sum | mean] [sep C]]
 /// Errors name the file and line.
 llvm::Expected<proto::FeedSchema> readSchemaFile(llvm::StringRef path);
 
@@ -28,10 +29,14 @@ llvm::Expected<proto::FeedSchema> readSchemaFile(llvm::StringRef path);
 /// with their arguments (a positive std, ascending boundaries), a known label kind.
 llvm::Error checkSchema(const proto::FeedSchema &schema);
 
-/// The widths of the feed's dense var (dense columns not bucketized) and sparse var (sparse
-/// columns, then bucketized dense columns).
+/// The widths of the feed's dense var (dense columns not bucketized) and sparse var (single-valued
+/// sparse columns, bucketized dense columns, then max_values for each multi-valued column).
 int64_t denseWidth(const proto::FeedSchema &schema);
+int64_t keyWidth(const proto::FeedSchema &schema);
+/// The slots a model embeds: one per sparse or bucketized column, multi-valued ones included.
 int64_t slotCount(const proto::FeedSchema &schema);
+/// Whether any sparse column is multi-valued (the feed then fills a weights var too).
+bool hasMultiValued(const proto::FeedSchema &schema);
 
 /// The number of classes of a `classes:N` label; 0 for binary and real labels.
 int64_t labelClasses(const proto::FeedSchema &schema);

@@ -40,12 +40,24 @@ llvm::Expected<SchemaColumns> SchemaColumns::make(const proto::FeedSchema &schem
   s.realLabel_ = schema.label_kind() == "real";
   s.roles_.push_back({ColumnRole::Label, 0, schema.label(), {}, 0});
   for (const proto::FeedColumn &c : schema.sparse())
-    s.roles_.push_back({ColumnRole::Sparse, s.slots_++, c.name(), c, columnHash(c.name())});
+    if (c.max_values() == 0)
+      s.roles_.push_back({ColumnRole::Sparse, s.slots_++, c.name(), c, columnHash(c.name())});
   for (const proto::FeedColumn &c : schema.dense())
     if (c.transform() == "bucketize")
       s.roles_.push_back({ColumnRole::Bucketized, s.slots_++, c.name(), c, columnHash(c.name())});
     else
       s.roles_.push_back({ColumnRole::Dense, s.denseWidth_++, c.name(), c, 0});
+  for (const proto::FeedColumn &c : schema.sparse()) // multi-valued columns' keys come last
+    if (c.max_values() > 0) {
+      ColumnRole role{ColumnRole::Multi, s.slots_, c.name(), c, columnHash(c.name())};
+      role.width = c.max_values();
+      role.mean = c.pooling() == "mean";
+      if (!c.separator().empty())
+        role.separator = c.separator()[0];
+      s.slots_ += role.width;
+      s.weighted_ = true;
+      s.roles_.push_back(std::move(role));
+    }
   for (size_t i = 0; i < s.roles_.size(); ++i) {
     ColumnRole &role = s.roles_[i];
     s.byName_[role.name] = i;
@@ -83,17 +95,24 @@ llvm::Error SchemaColumns::setCell(const ColumnRole &role, llvm::StringRef cell,
   case ColumnRole::Label:
     return setLabel(cell, rows.label(r));
   case ColumnRole::Sparse: {
-    if (!role.column.integer_ids() || cell.empty()) {
-      rows.keys(r)[role.index] = featureKeyFrom(role.hash, cell);
-      return llvm::Error::success();
-    }
-    int64_t id;
-    if (!parseInteger(cell, id))
-      return makeError("column {0} is \"{1}\"; its ids are integers (declared int)", role.name,
-                       cell);
-    char text[24];
-    auto [end, ec] = std::to_chars(text, text + sizeof text, id); // 012 and 12: one key
-    rows.keys(r)[role.index] = featureKeyFrom(role.hash, llvm::StringRef(text, end - text));
+    auto key = keyOf(role, cell);
+    if (!key)
+      return key.takeError();
+    rows.keys(r)[role.index] = *key;
+    return llvm::Error::success();
+  }
+  case ColumnRole::Multi: {
+    int64_t count = 0;
+    if (!cell.empty())
+      for (llvm::StringRef rest = cell;;) {
+        auto [value, tail] = rest.split(role.separator);
+        if (llvm::Error err = addValue(role, value, rows, r, count))
+          return err;
+        if (value.size() == rest.size())
+          break;
+        rest = tail;
+      }
+    finishValues(role, count, rows, r);
     return llvm::Error::success();
   }
   case ColumnRole::Dense:
@@ -123,7 +142,61 @@ llvm::Error SchemaColumns::setCell(const ColumnRole &role, llvm::StringRef cell,
   return llvm::Error::success();
 }
 
+llvm::Expected<uint64_t> SchemaColumns::keyOf(const ColumnRole &role, llvm::StringRef value) const {
+  if (!role.column.integer_ids() || value.empty())
+    return featureKeyFrom(role.hash, value);
+  int64_t id;
+  if (!parseInteger(value, id))
+    return makeError("column {0} is \"{1}\"; its ids are integers (declared int)", role.name,
+                     value);
+  char text[24];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, id); // 012 and 12: one key
+  return featureKeyFrom(role.hash, llvm::StringRef(text, end - text));
+}
+
+llvm::Error SchemaColumns::addValue(const ColumnRole &role, llvm::StringRef value, FeedRows &rows,
+                                    int64_t r, int64_t &count) const {
+  if (count >= role.width)
+    return makeError("column {0} has more than {1} values; it holds at most {1} (declared multi "
+                     "{1})",
+                     role.name, role.width);
+  auto key = keyOf(role, value);
+  if (!key)
+    return key.takeError();
+  rows.keys(r)[role.index + count++] = *key;
+  return llvm::Error::success();
+}
+
+void SchemaColumns::finishValues(const ColumnRole &role, int64_t count, FeedRows &rows,
+                                 int64_t r) const {
+  // Each value counts once in a sum, 1/count in a mean; padding counts nothing (its key, the
+  // column's missing one, is looked up and weighed by 0).
+  float weight = count == 0 ? 0.0f : role.mean ? 1.0f / static_cast<float>(count) : 1.0f;
+  uint64_t padding = featureKeyFrom(role.hash, "");
+  for (int64_t k = 0; k < role.width; ++k) {
+    if (k >= count)
+      rows.keys(r)[role.index + k] = padding;
+    rows.weights(r)[role.index + k] = k < count ? weight : 0.0f;
+  }
+}
+
+llvm::Error SchemaColumns::finishLine(llvm::ArrayRef<int64_t> values, FeedRows &rows,
+                                      int64_t r) const {
+  for (size_t i = 0; i < roles_.size(); ++i) {
+    const ColumnRole &role = roles_[i];
+    if (role.kind == ColumnRole::Multi)
+      finishValues(role, values[i], rows, r);
+    else if (values[i] == 0 && role.kind == ColumnRole::Label)
+      return makeError("the line has no label {0}", role.name);
+    else if (values[i] == 0)
+      setMissing(role, rows, r);
+  }
+  return llvm::Error::success();
+}
+
 void SchemaColumns::setMissing(const ColumnRole &role, FeedRows &rows, int64_t r) const {
+  if (role.kind == ColumnRole::Multi)
+    return finishValues(role, 0, rows, r);
   if (role.kind == ColumnRole::Dense)
     rows.dense(r)[role.index] = 0; // after any transform: the mean, for standardized columns
   else if (role.kind != ColumnRole::Label)

@@ -10,12 +10,15 @@ namespace oar {
 
 /// Where one schema column goes.
 struct ColumnRole {
-  enum Kind { Label, Dense, Sparse, Bucketized } kind;
-  int64_t index = 0; ///< into the row's dense values or keys
+  enum Kind { Label, Dense, Sparse, Bucketized, Multi } kind;
+  int64_t index = 0; ///< into the row's dense values or keys (a multi-valued column's first)
   std::string name;
   proto::FeedColumn column; ///< its transform (dense) or whether its ids are integers (sparse)
   uint64_t hash = 0;        ///< columnHash(name), for sparse and bucketized columns
   enum Transform { None, Log1p, Standardize } transform = None; ///< of a dense column
+  int64_t width = 1;    ///< keys: max_values for a multi-valued column
+  bool mean = false;    ///< a multi-valued column averaged (else summed)
+  char separator = '|'; ///< between a multi-valued csv cell's values
 };
 
 class SchemaColumns {
@@ -27,7 +30,10 @@ public:
   const ColumnRole *find(llvm::StringRef name) const;
   const std::vector<ColumnRole> &roles() const { return roles_; }
   int64_t denseWidth() const { return denseWidth_; }
+  /// Keys a row: one per single-valued or bucketized column, max_values per multi-valued one.
   int64_t slots() const { return slots_; }
+  /// Whether rows carry a weight per key (the schema has multi-valued columns).
+  bool weighted() const { return weighted_; }
 
   /// Sets row `r`'s value of `role` from a cell's text (empty: missing). Errors say what is
   /// wrong with the value; the caller adds file:line.
@@ -36,12 +42,23 @@ public:
   /// A column the line does not have at all (a slot file's missing slot): as an empty cell.
   void setMissing(const ColumnRole &role, FeedRows &rows, int64_t r) const;
 
+  /// A multi-valued column's values one at a time (a slot named again on a line): the value's
+  /// key goes to position `count`, which then counts it; finishValues() weighs them and pads the
+  /// rest of the column's keys. Errors say what is wrong with the value.
+  llvm::Error addValue(const ColumnRole &role, llvm::StringRef value, FeedRows &rows, int64_t r,
+                       int64_t &count) const;
+  void finishValues(const ColumnRole &role, int64_t count, FeedRows &rows, int64_t r) const;
+  /// The end of a line of named values (slot, libffm, libsvm), `values[i]` the values role i
+  /// got: multi-valued columns finished, columns the line lacks missing, a lacking label an error.
+  llvm::Error finishLine(llvm::ArrayRef<int64_t> values, FeedRows &rows, int64_t r) const;
+
 private:
   llvm::Error setLabel(llvm::StringRef cell, float &label) const;
+  llvm::Expected<uint64_t> keyOf(const ColumnRole &role, llvm::StringRef value) const;
   std::vector<ColumnRole> roles_;
   llvm::StringMap<size_t> byName_;
   int64_t denseWidth_ = 0, slots_ = 0, classes_ = 0;
-  bool realLabel_ = false;
+  bool realLabel_ = false, weighted_ = false;
 };
 
 } // namespace oar

@@ -10,7 +10,8 @@ namespace oar {
 
 namespace {
 
-/// The feed's vars: label [B, 1], dense [B, D] (when D > 0), sparse [B, S] i64.
+/// The feed's vars: label [B, 1], dense [B, D] (when D > 0), sparse [B, S] i64 (when S > 0),
+/// weights [B, S] f32 (with multi-valued columns).
 llvm::Expected<std::vector<DType>> checkVars(const proto::DataFeed &feed, const proto::Block &block,
                                              const SchemaColumns &schema) {
   struct Want {
@@ -24,6 +25,8 @@ llvm::Expected<std::vector<DType>> checkVars(const proto::DataFeed &feed, const 
     want.push_back({"dense", schema.denseWidth(), {proto::F32, proto::F64}, "f32 or f64"});
   if (schema.slots() > 0)
     want.push_back({"sparse", schema.slots(), {proto::I64}, "i64"});
+  if (schema.weighted())
+    want.push_back({"weights", schema.slots(), {proto::F32}, "f32"});
   if (feed.columns_size() != static_cast<int>(want.size())) {
     std::string roles = want[0].role;
     for (size_t c = 1; c < want.size(); ++c)
@@ -68,6 +71,7 @@ llvm::Expected<std::unique_ptr<BatchSource>> openSchemaSource(const proto::DataF
   StreamLayout layout;
   layout.dtypes = std::move(*dtypes);
   layout.denseWidth = schema->denseWidth(), layout.slots = schema->slots();
+  layout.weights = schema->weighted();
   auto columns = std::make_shared<SchemaColumns>(std::move(*schema));
   std::string format = feed.format();
   layout.makeParser = [columns, format]() -> llvm::Expected<std::unique_ptr<RowParser>> {

@@ -17,7 +17,7 @@ public:
       : LineFormat(columns), seen_(columns.roles().size()), next_(columns.roles().size() + 2) {}
 
   llvm::Error parse(llvm::StringRef line, FeedRows &rows, int64_t r) override {
-    std::fill(seen_.begin(), seen_.end(), 0);
+    std::fill(seen_.begin(), seen_.end(), 0); // values of each role on this line
     const ColumnRole *first = columns_.roles().data();
     size_t after = kLineStart;
     for (const char *at = line.begin(), *end = line.end();;) {
@@ -40,20 +40,20 @@ public:
       after = role ? static_cast<size_t>(role - first) : kUnknown;
       if (!role)
         continue;
-      if (seen_[role - first]++)
-        return makeError("slot {0} has more than one value on this line; oar reads one value a "
-                         "slot",
+      int64_t &values = seen_[role - first];
+      if (role->kind == ColumnRole::Multi) { // a slot named again gives it another value
+        if (llvm::Error err = columns_.addValue(*role, value, rows, r, values))
+          return err;
+        continue;
+      }
+      if (values++)
+        return makeError("slot {0} has more than one value on this line; declare it multi N to "
+                         "read several",
                          name);
       if (llvm::Error err = columns_.setCell(*role, value, rows, r))
         return err;
     }
-    for (const ColumnRole &role : columns_.roles())
-      if (!seen_[&role - first]) {
-        if (role.kind == ColumnRole::Label)
-          return makeError("the line has no label slot {0}", role.name);
-        columns_.setMissing(role, rows, r);
-      }
-    return llvm::Error::success();
+    return columns_.finishLine(seen_, rows, r);
   }
 
 private:
@@ -91,7 +91,7 @@ private:
     }
   };
   const size_t kLineStart = columns_.roles().size(), kUnknown = kLineStart + 1;
-  std::vector<uint8_t> seen_;
+  std::vector<int64_t> seen_;
   std::vector<std::array<Follower, 2>> next_; ///< by role index, then kLineStart and kUnknown
 };
 

@@ -18,8 +18,10 @@ public:
   StreamSource(const proto::DataFeed &feed, StreamLayout layout, std::vector<std::string> files,
                bool byLine, int64_t trainerId, int64_t trainers)
       : feed_(feed), layout_(std::move(layout)), files_(std::move(files)), byLine_(byLine),
-        trainerId_(trainerId), trainers_(trainers), buffer_(layout_.denseWidth, layout_.slots),
-        batch_(layout_.denseWidth, layout_.slots), pending_(layout_.denseWidth, layout_.slots) {
+        trainerId_(trainerId), trainers_(trainers),
+        buffer_(layout_.denseWidth, layout_.slots, layout_.weights),
+        batch_(layout_.denseWidth, layout_.slots, layout_.weights),
+        pending_(layout_.denseWidth, layout_.slots, layout_.weights) {
     for (const std::string &c : feed.columns())
       columns_.push_back(c);
     capacity_ = feed.shuffle() ? (feed.shuffle_buffer() > 0 ? feed.shuffle_buffer() : 65536) : 0;
@@ -190,6 +192,12 @@ private:
     auto *keys = reinterpret_cast<uint64_t *>(batch[c].data<int64_t>());
     for (int64_t r = 0; r < n; ++r)
       std::copy_n(batch_.keys(r), slots, keys + r * slots);
+    if (!layout_.weights)
+      return;
+    ++c;
+    batch[c].resize(proto::F32, {n, slots}, /*zero=*/false);
+    for (int64_t r = 0; r < n; ++r)
+      std::copy_n(batch_.weights(r), slots, batch[c].data<float>() + r * slots);
   }
 
   proto::DataFeed feed_;

@@ -33,7 +33,8 @@ public:
 /// What a stream's rows hold and how its lines are read.
 struct StreamLayout {
   int64_t denseWidth = 0, slots = 0;
-  std::vector<DType> dtypes; ///< of the label, dense (when D > 0) and sparse (when S > 0) vars
+  bool weights = false; ///< a weights var [B, slots] f32 follows the sparse one
+  std::vector<DType> dtypes; ///< of the label, dense (D > 0), sparse (S > 0) and weights vars
   std::function<llvm::Expected<std::unique_ptr<RowParser>>()> makeParser; ///< one per file
 };
 

@@ -110,9 +110,12 @@ int main(int argc, char **argv) {
   if (!schemaFile.empty())
     spec.schema = exitOnErr(oar::readSchemaFile(schemaFile));
   else if (columnFlags)
-    // A libffm line's label is its first token: it needs no name.
+    // A libffm or libsvm line's label is its first token: it needs no name.
     spec.schema = exitOnErr(oar::schemaFromFlags(
-        labelColumn.empty() && dataFormat == "libffm" ? std::string("label") : labelColumn.getValue(), denseColumns,
+        labelColumn.empty() && (dataFormat == "libffm" || dataFormat == "libsvm")
+            ? std::string("label")
+            : labelColumn.getValue(),
+        denseColumns,
         sparseColumns));
   for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;

@@ -227,3 +227,46 @@ TEST_CASE("linear and mlp read a schema's dense columns; classes are checked", "
   s.schema = requireValue(schemaFromFlags("kind", "a", "b"));
   CHECK_THAT(errorText(buildRecipe(s)), Contains("--model=mlp reads dense columns only"));
 }
+
+TEST_CASE("multi-valued columns: csv cells split, slots named again, libsvm's features, pooled "
+          "by sum or mean",
+          "[feed]") {
+  std::string dir = scratchDir("schema_multi");
+  auto schema = requireValue(schemaFromFlags("clicked", "price", "tags:multi:3:mean,user"));
+  CHECK(keyWidth(schema) == 4);
+  std::ofstream(dir + "/t.csv") << "clicked,tags,price,user\n1,a|b|c,2,u1\n0,,1,u2\n1,d,3,u3\n";
+  auto batches = readAll(clickModel("csv", {dir + "/t.csv"}, schema).main());
+  REQUIRE(batches.size() == 1);
+  REQUIRE(batches[0].size() == 4); // label, dense, sparse, weights
+  const int64_t *keys = batches[0][2].data<int64_t>();
+  const float *weights = batches[0][3].data<float>();
+  // user (single-valued) first, then tags' 3 keys.
+  CHECK(uint64_t(keys[0]) == featureKey("user", "u1"));
+  CHECK(uint64_t(keys[1]) == featureKey("tags", "a"));
+  CHECK(uint64_t(keys[3]) == featureKey("tags", "c"));
+  CHECK(std::vector<float>(weights, weights + 4) == std::vector<float>{1, 1 / 3.f, 1 / 3.f, 1 / 3.f});
+  CHECK(std::vector<float>(weights + 4, weights + 8) == std::vector<float>{1, 0, 0, 0}); // none
+  CHECK(std::vector<float>(weights + 8, weights + 12) == std::vector<float>{1, 1, 0, 0});
+  CHECK(uint64_t(keys[6]) == featureKey("tags", "")); // padding: the missing key, weighed 0
+  // The same rows as slot lines, tags named once a value.
+  std::ofstream(dir + "/t.slot") << "clicked:1 tags:a price:2 tags:b user:u1 tags:c\n"
+                                 << "clicked:0 price:1 user:u2\nclicked:1 tags:d price:3 user:u3\n";
+  auto slots = readAll(clickModel("slot", {dir + "/t.slot"}, schema).main());
+  CHECK(sameBatches(batches, slots));
+  CHECK_THAT(readError("csv", "clicked,tags,price,user\n1,a|b|c|d,2,u1\n", schema),
+             Contains("bad.csv:2: column tags has more than 3 values; it holds at most 3"));
+  // libsvm: 9 is a dense column, every other index a feature of the bag.
+  auto svm = requireValue(schemaFromFlags("label", "9", "features:multi:3"));
+  std::ofstream(dir + "/t.svm") << "1 5:1 7:1 9:2.5\n0 9:1\n";
+  auto bag = readAll(clickModel("libsvm", {dir + "/t.svm"}, svm).main());
+  REQUIRE(bag.size() == 1);
+  CHECK(bag[0][1].data<float>()[0] == 2.5f);
+  CHECK(uint64_t(bag[0][2].data<int64_t>()[1]) == featureKey("features", "7"));
+  CHECK(std::vector<float>(bag[0][3].data<float>(), bag[0][3].data<float>() + 3) ==
+        std::vector<float>{1, 1, 0});
+  CHECK_THAT(readError("libsvm", "1 5:1 6:1 7:1 8:1\n", svm),
+             Contains("bad.libsvm:1: column features has more than 3 values"));
+  CHECK_THAT(readError("libsvm", "1 5:1\n",
+                       requireValue(schemaFromFlags("label", "", "user,features:multi:3"))),
+             Contains("declare exactly one (as --sparse=features:multi:64), not 2"));
+}

@@ -88,6 +88,11 @@ void writeClickLog(const std::vector<ClickRow> &rows, const std::string &format,
     for (const ClickRow &r : rows)
       out << r.clicked << " 0:" << r.user.substr(1) << ":1 1:" << r.item.substr(2) << ":1 2:"
           << r.cat.substr(1) << ":1 3:" << r.hour << ":1 4:0:" << priceText(r.price) << "\n";
+  } else if (format == "libsvm") { // one space of indices: user, item, cat, hour; the price
+    for (const ClickRow &r : rows)
+      out << r.clicked << " " << 1 + std::stoll(r.user.substr(1)) << ":1 "
+          << 3001 + std::stoll(r.item.substr(2)) << ":1 " << 4001 + std::stoll(r.cat.substr(1))
+          << ":1 " << 5001 + r.hour << ":1 9999:" << priceText(r.price) << "\n";
   } else { // criteo
     for (const ClickRow &r : rows) {
       out << r.clicked << "\t" << int64_t(std::llround(r.price * 100));
@@ -104,6 +109,8 @@ void writeClickLog(const std::vector<ClickRow> &rows, const std::string &format,
 std::string clickLogColumns(const std::string &format) {
   if (format == "libffm")
     return "--sparse=0,1,2,3 --dense=4:log1p";
+  if (format == "libsvm")
+    return "--sparse=features:multi:4 --dense=9999:log1p";
   return "--label=clicked --sparse=user,item,cat,hour:int --dense=price:log1p";
 }
 

@@ -25,6 +25,8 @@ std::vector<ClickRow> clickRows(int64_t rows, uint64_t seed);
 ///   slot       `clicked:1 user:u17 item:it9 cat:c3 hour:14 price:20.5`
 ///   libffm     `1 0:17:1 1:9:1 2:3:1 3:14:1 4:0:20.5` (fields 0..4: user, item, cat, hour,
 ///              price; ids by their number)
+///   libsvm     `1 18:1 3010:1 4004:1 5015:1 9999:20.5` (user, item, cat, hour in one space of
+///              indices; 9999 the price)
 ///   criteo     Criteo's layout: label, price in cents as I1, I2..I13 empty, C1..C4 the ids, the
 ///              rest empty
 void writeClickLog(const std::vector<ClickRow> &rows, const std::string &format,

@@ -16,13 +16,16 @@ constexpr int64_t kTrainRows = 200000;
 
 /// The click log's train and test rows in `format` under `dir`; returns the model's directory.
 std::string clickModel(const std::string &dir, const std::string &format,
-                       const std::string &flags = "", std::vector<std::string> order = {}) {
+                       const std::string &flags = "", std::vector<std::string> order = {},
+                       std::string columns = "") {
+  if (columns.empty() && format != "criteo")
+    columns = clickLogColumns(format);
   std::string ext = format == "criteo" ? "txt" : format;
   writeClickLog(clickRows(kTrainRows, 1), format, dir + "/train." + ext, order);
   writeClickLog(clickRows(10000, 2), format, dir + "/test." + ext, order);
   std::string model = dir + "/model_" + format;
   run(binDir() + "/oar-model --model=wide_deep --format=" + format + " " +
-      (format == "criteo" ? "" : clickLogColumns(format)) + " --data=" + dir + "/train." + ext +
+      columns + " --data=" + dir + "/train." + ext +
       " --test-data=" + dir + "/test." + ext + " --vocab=65536 --hidden=64,32 --batch-size=500 " +
       flags + " -o " + model);
   return model;
@@ -54,13 +57,16 @@ TEST_CASE("wide_deep trains on one's own click log: csv, tsv and slot files to t
   // Other keys (fields by number; Criteo's slots, the price in cents): the same AUC.
   double ffm = aucOf(run(single(clickModel(dir, "libffm"))));
   double criteo = aucOf(run(single(clickModel(dir, "criteo"))));
-  INFO("libffm auc " << ffm << ", criteo auc " << criteo);
+  // libsvm: the four ids as one bag of features, pooled into one slot.
+  double svm = aucOf(run(single(clickModel(dir, "libsvm"))));
+  INFO("libffm auc " << ffm << ", criteo auc " << criteo << ", libsvm auc " << svm);
   CHECK(std::abs(ffm - auc) < 0.002);
   CHECK(std::abs(criteo - auc) < 0.002);
+  CHECK(std::abs(svm - auc) < 0.002);
 }
 
 TEST_CASE("a csv click log trains as a 2x2 async job, from one file or gzip parts split across "
-          "the trainers",
+          "the trainers, and a libsvm one with its features averaged",
           "[tools][ctr][feed][e2e]") {
   std::string dir = scratchDir("schema_async");
   std::string model = clickModel(dir, "csv");
@@ -78,4 +84,10 @@ TEST_CASE("a csv click log trains as a 2x2 async job, from one file or gzip part
   std::string out =
       run(launch + "--data " + dir + "/part0.csv.gz," + dir + "/part1.csv.gz " + model);
   CHECK(aucOf(out) > one - 0.02);
+  // libsvm's bag of features, averaged (weights 1/count) on the pservers' tables.
+  std::string svmDir = dir + "/svm";
+  run("mkdir -p " + svmDir);
+  std::string svm =
+      clickModel(svmDir, "libsvm", "", {}, "--sparse=features:multi:4:mean --dense=9999:log1p");
+  CHECK(aucOf(run(launch + svm)) > one - 0.02);
 }
