@@ -114,7 +114,7 @@ llvm::Expected<std::string> readGzip(llvm::StringRef path) {
   while ((got = gzread(f, chunk, sizeof(chunk))) > 0)
     out.append(chunk, got);
   int err;
-  const char *msg = gzerror(f, &err);
+  std::string msg = gzerror(f, &err); // a copy: gzclose frees the message
   gzclose(f);
   if (got < 0 || (err != Z_OK && err != Z_STREAM_END))
     return makeError("{0}: corrupt gzip data: {1}", path, msg);
