@@ -2,6 +2,8 @@
 // to spread the bits (FNV alone clusters short ids in the low bits that id_mod keeps).
 #include "feed/feature_key.h"
 
+#include <charconv>
+
 namespace oar {
 
 namespace {
@@ -24,6 +26,12 @@ uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
   return (h ^ (h >> 31)) >> 1;
+}
+
+uint64_t integerKeyFrom(uint64_t columnHash, int64_t value) {
+  char text[24];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return featureKeyFrom(columnHash, llvm::StringRef(text, end - text));
 }
 
 uint64_t featureKey(llvm::StringRef column, llvm::StringRef value) {

@@ -6,6 +6,7 @@
 
 #include "feed/feature_key.h"
 #include "feed/schema.h"
+#include "feed/transforms.h"
 #include "ir/error.h"
 
 namespace oar {
@@ -129,13 +130,11 @@ llvm::Error SchemaColumns::setCell(const ColumnRole &role, llvm::StringRef cell,
                      role.name, cell);
   const proto::FeedColumn &c = role.column;
   if (role.kind == ColumnRole::Bucketized) {
-    auto bucket = std::upper_bound(c.boundaries().begin(), c.boundaries().end(), v) -
-                  c.boundaries().begin();
-    rows.keys(r)[role.index] = featureKeyFrom(role.hash, std::to_string(bucket));
+    rows.keys(r)[role.index] = integerKeyFrom(role.hash, bucketOf(c.boundaries(), v));
     return llvm::Error::success();
   }
   if (role.transform == ColumnRole::Log1p)
-    v = std::copysign(std::log1p(std::abs(v)), v);
+    v = signedLog1p(v);
   else if (role.transform == ColumnRole::Standardize)
     v = (v - c.mean()) / c.std();
   rows.dense(r)[role.index] = static_cast<float>(v);
@@ -149,9 +148,7 @@ llvm::Expected<uint64_t> SchemaColumns::keyOf(const ColumnRole &role, llvm::Stri
   if (!parseInteger(value, id))
     return makeError("column {0} is \"{1}\"; its ids are integers (declared int)", role.name,
                      value);
-  char text[24];
-  auto [end, ec] = std::to_chars(text, text + sizeof text, id); // 012 and 12: one key
-  return featureKeyFrom(role.hash, llvm::StringRef(text, end - text));
+  return integerKeyFrom(role.hash, id);
 }
 
 llvm::Error SchemaColumns::addValue(const ColumnRole &role, llvm::StringRef value, FeedRows &rows,

@@ -184,6 +184,12 @@ TEST_CASE("the CUDA optimizer, fill, metric and layout kernels match the CPU's",
   compareOneOp("fill_zeros_like", {{"X", p}}, {"Out"}, {});
   Tensor labels = Tensor::fromVector<int64_t>({6, 1}, {0, 3, 1, 2, 3, 0});
   compareOneOp("accuracy", {{"Out", uniform({6, 4}, 5)}, {"Label", labels}}, {"Accuracy"}, {});
+  compareOneOp("bucketize", {{"X", uniform({5, 3}, 6, -3, 3)}}, {"Out"},
+               {{"boundaries", std::vector<float>{-2, -0.5f, 0, 1.25f}}});
+  compareOneOp("feature_key",
+               {{"X", Tensor::fromVector<int64_t>(
+                          {6}, {0, 7, -12, 1234567890123, INT64_MAX, INT64_MIN})}},
+               {"Out"}, {{"column", std::string("user")}});
   compareOneOp("id_mod", {{"X", Tensor::fromVector<int64_t>({4, 1}, {7, 12, 5, 0})}}, {"Out"},
                {{"num_buckets", int64_t(5)}});
   compareOneOp("transpose", {{"X", Tensor::fromVector<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6})}},

@@ -57,8 +57,10 @@ std::vector<GradCheck> allGradChecks() {
                                {"X", "Y"}});
   }
 
-  for (const char *op : {"relu", "sigmoid", "tanh", "softmax"})
+  for (const char *op : {"relu", "sigmoid", "tanh", "softmax", "log1p"})
     checks.push_back(GradCheck{op, {{"X", randomTensor({3, 5}, 7)}}, {{"Out", 1}}, {}, {}, {"X"}});
+  checks.push_back( // large values, where 1 / (1 + |x|) is far from 1
+      GradCheck{"log1p", {{"X", randomTensor({2, 3}, 8, -50, 50)}}, {{"Out", 1}}, {}, {}, {"X"}});
 
   checks.push_back(
       GradCheck{"cross_entropy",
