@@ -1,5 +1,4 @@
-// FNV-1a over the value from a basis that depends on the column, then splitmix64's finaliser
-// to spread the bits (FNV alone clusters short ids in the low bits that id_mod keeps).
+// A column's hash (the FNV basis its values start from), and integer ids' keys.
 #include "feed/feature_key.h"
 
 #include <charconv>
@@ -19,13 +18,6 @@ uint64_t fnv(uint64_t h, llvm::StringRef bytes) {
 uint64_t columnHash(llvm::StringRef column) {
   // The name, then a byte no name ends with, so "ab"+"c" and "a"+"bc" differ.
   return fnv(fnv(kFnvBasis, column), llvm::StringRef("\x1f", 1));
-}
-
-uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
-  uint64_t h = fnv(columnHash, value);
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  return (h ^ (h >> 31)) >> 1;
 }
 
 uint64_t integerKeyFrom(uint64_t columnHash, int64_t value) {

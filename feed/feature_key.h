@@ -12,11 +12,22 @@ namespace oar {
 /// position, so a file's columns may come in any order; one value in two columns gives two keys.
 uint64_t featureKey(llvm::StringRef column, llvm::StringRef value);
 
-/// The same for a column already hashed (`columnHash(column)`), for the parsers' inner loops.
+/// A column's hash, where its values' keys start from.
 uint64_t columnHash(llvm::StringRef column);
-uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value);
-/// The key of an integer value: that of its decimal text, so 012 and 12 give one key, and a feed
-/// reading "12" and the feature_key op given 12 agree.
+/// The key of an integer value: that of its decimal text, so 012 and 12 give one key, and a
+/// feed reading "12" and the feature_key op given 12 agree.
 uint64_t integerKeyFrom(uint64_t columnHash, int64_t value);
+
+/// featureKey for a column already hashed: FNV-1a over the value from the column's basis, then
+/// splitmix64's finaliser to spread the bits (FNV alone clusters short ids in the low bits that
+/// id_mod keeps). Inline: the parsers call it for every cell.
+inline uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
+  uint64_t h = columnHash;
+  for (char c : value)
+    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL; // FNV's prime
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return (h ^ (h >> 31)) >> 1;
+}
 
 } // namespace oar

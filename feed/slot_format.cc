@@ -21,22 +21,29 @@ public:
     const ColumnRole *first = columns_.roles().data();
     size_t after = kLineStart;
     for (const char *at = line.begin(), *end = line.end();;) {
-      // One pass over each token: its name up to the first ':', its value up to a space or tab.
       while (at < end && (*at == ' ' || *at == '\t'))
         ++at;
       if (at == end)
         break;
-      const char *begin = at;
-      while (at < end && *at != ':' && *at != ' ' && *at != '\t')
+      // The token's name: most often the one that followed the previous slot last time, checked
+      // in place; else scanned up to the first ':' and looked up.
+      const ColumnRole *role;
+      if (const Follower *f = expected(after, at, end)) {
+        role = f->role;
+        at += f->size + 1;
+      } else {
+        const char *begin = at;
+        while (at < end && *at != ':' && *at != ' ' && *at != '\t')
+          ++at;
+        if (at == end || *at != ':')
+          return makeError("token \"{0}\" is not name:value", llvm::StringRef(begin, at - begin));
+        role = learn(after, llvm::StringRef(begin, at - begin));
         ++at;
-      if (at == end || *at != ':')
-        return makeError("token \"{0}\" is not name:value", llvm::StringRef(begin, at - begin));
-      llvm::StringRef name(begin, at - begin);
-      const char *valueBegin = ++at;
+      }
+      const char *valueBegin = at;
       while (at < end && *at != ' ' && *at != '\t')
         ++at;
       llvm::StringRef value(valueBegin, at - valueBegin);
-      const ColumnRole *role = roleAfter(after, name);
       after = role ? static_cast<size_t>(role - first) : kUnknown;
       if (!role)
         continue;
@@ -49,7 +56,7 @@ public:
       if (values++)
         return makeError("slot {0} has more than one value on this line; declare it multi N to "
                          "read several",
-                         name);
+                         role->name);
       if (llvm::Error err = columns_.setCell(*role, value, rows, r))
         return err;
     }
@@ -57,30 +64,17 @@ public:
   }
 
 private:
-  /// The role of the slot named `name`, which follows a token of role `after` (an index into
-  /// the roles, kLineStart or kUnknown). Lines of a file mostly list their slots in one order, so
-  /// the name that followed `after` last time is checked first: cheaper than a lookup by name.
-  /// Two names are kept per predecessor: a slot that is sometimes missing leaves two orders.
-  const ColumnRole *roleAfter(size_t after, llvm::StringRef name) {
-    Follower *f = next_[after].data();
-    for (int way = 0; way < 2; ++way)
-      if (f[way].is(name))
-        return f[way].role;
-    f[1] = f[0];
-    f[0].set(name, columns_.find(name));
-    return f[0].role;
-  }
-
   /// A name and its role; names up to 24 bytes are compared in place, longer ones looked up.
   struct Follower {
     char name[24];
     uint8_t size = 255; ///< 255: empty
     const ColumnRole *role = nullptr;
-    bool is(llvm::StringRef n) const {
-      if (n.size() != size)
+    /// Whether the text at `at` is this name and a ':'.
+    bool startsToken(const char *at, const char *end) const {
+      if (size == 255 || end - at <= size || at[size] != ':')
         return false;
-      for (size_t i = 0; i < n.size(); ++i) // names are a few bytes: cheaper than a memcmp call
-        if (name[i] != n[i])
+      for (size_t i = 0; i < size; ++i) // names are a few bytes: cheaper than a memcmp call
+        if (name[i] != at[i])
           return false;
       return true;
     }
@@ -90,6 +84,25 @@ private:
       role = r;
     }
   };
+
+  /// Lines of a file mostly list their slots in one order, so the names that followed a token of
+  /// role `after` (an index into the roles, kLineStart or kUnknown) are kept, and the text at
+  /// `at` is checked against them first: cheaper than scanning the name and looking it up. Two
+  /// names per predecessor: a slot that is sometimes missing leaves two orders.
+  const Follower *expected(size_t after, const char *at, const char *end) const {
+    for (const Follower &f : next_[after])
+      if (f.startsToken(at, end))
+        return &f;
+    return nullptr;
+  }
+  /// The role of `name` (null when the schema does not use it), remembered as following `after`.
+  const ColumnRole *learn(size_t after, llvm::StringRef name) {
+    Follower *f = next_[after].data();
+    f[1] = f[0];
+    f[0].set(name, columns_.find(name));
+    return f[0].role;
+  }
+
   const size_t kLineStart = columns_.roles().size(), kUnknown = kLineStart + 1;
   std::vector<int64_t> seen_;
   std::vector<std::array<Follower, 2>> next_; ///< by role index, then kLineStart and kUnknown
