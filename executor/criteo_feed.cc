@@ -55,14 +55,10 @@ llvm::Error parseCriteoLine(llvm::StringRef line, CriteoRow &row) {
 namespace {
 
 /// What each of the three columns holds, and the dtypes its var may have.
-struct ColumnSpec {
-  const char *role;
-  int64_t width;
-  std::vector<DType> dtypes;
-};
-const ColumnSpec kColumns[] = {{"label", 1, {proto::F32, proto::F64, proto::I64}},
-                               {"dense", kCriteoDense, {proto::F32, proto::F64}},
-                               {"sparse", kCriteoSlots, {proto::I64}}};
+const FeedVarSpec kCriteoVars[] = {
+    {"label", 1, {proto::F32, proto::F64, proto::I64}, "f32, f64 or i64"},
+    {"dense", kCriteoDense, {proto::F32, proto::F64}, "f32 or f64"},
+    {"sparse", kCriteoSlots, {proto::I64}, "i64"}};
 
 /// A Criteo line into a row of label, 13 dense values and 26 keys.
 class CriteoParser : public RowParser {
@@ -83,29 +79,12 @@ public:
 llvm::Expected<std::unique_ptr<BatchSource>> openCriteoSource(const proto::DataFeed &feed,
                                                               const proto::Block &block,
                                                               int64_t trainerId, int64_t trainers) {
-  if (feed.columns_size() != 3)
-    return makeError("the criteo feed has {0} columns; it needs 3: label [B, 1], dense [B, 13] "
-                     "and sparse [B, 26] vars",
-                     feed.columns_size());
-  std::vector<DType> dtypes;
-  for (int c = 0; c < 3; ++c) {
-    const ColumnSpec &spec = kColumns[c];
-    const proto::Var *v = findVar(block, feed.columns(c));
-    if (!v)
-      return makeError("criteo feed column {0} is not a declared var", feed.columns(c));
-    auto dims = dimsOf(v->type());
-    if (dims.size() != 2 || (dims[1] != spec.width) ||
-        !llvm::is_contained(spec.dtypes, v->type().dtype()))
-      return makeError("criteo feed column {0} ({1}) is var {2} of {3}; it must be [B, {4}] of {5}",
-                       c + 1, spec.role, v->name(), typeString(v->type()), spec.width,
-                       spec.role == llvm::StringRef("sparse") ? "i64"
-                       : spec.width == 1                      ? "f32, f64 or i64"
-                                                              : "f32 or f64");
-    dtypes.push_back(v->type().dtype());
-  }
+  auto dtypes = checkFeedVars(feed, block, kCriteoVars);
+  if (!dtypes)
+    return dtypes.takeError();
   StreamLayout layout;
   layout.denseWidth = kCriteoDense, layout.slots = kCriteoSlots;
-  layout.dtypes = std::move(dtypes);
+  layout.dtypes = std::move(*dtypes);
   layout.makeParser = []() -> llvm::Expected<std::unique_ptr<RowParser>> {
     return std::make_unique<CriteoParser>();
   };

@@ -14,12 +14,10 @@ public:
       : LineFormat(columns), seen_(columns.roles().size()) {}
 
   llvm::Error parse(llvm::StringRef line, FeedRows &rows, int64_t r) override {
-    std::fill(seen_.begin(), seen_.end(), 0);
     const ColumnRole *first = columns_.roles().data();
     const char *at = line.begin();
-    if (llvm::Error err = columns_.setCell(first[0], nextToken(at, line.end()), rows, r))
+    if (llvm::Error err = startWithLabel(at, line.end(), seen_, rows, r))
       return err;
-    seen_[0] = 1; // the label: the first token
     for (llvm::StringRef token = nextToken(at, line.end()); !token.empty();
          token = nextToken(at, line.end())) {
       auto [field, indexValue] = token.split(':');

@@ -1,9 +1,16 @@
-// The choice of line format by name.
+// The choice of line format by name, and what the formats share.
 #include "feed/line_format.h"
 
 #include "ir/error.h"
 
 namespace oar {
+
+llvm::Error LineFormat::startWithLabel(const char *&at, const char *end, std::vector<int64_t> &seen,
+                                       FeedRows &rows, int64_t r) const {
+  std::fill(seen.begin(), seen.end(), 0);
+  seen[0] = 1; // the label's role is the first
+  return columns_.setCell(columns_.roles()[0], nextToken(at, end), rows, r);
+}
 
 llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef format,
                                                            const SchemaColumns &columns) {

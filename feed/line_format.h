@@ -10,14 +10,6 @@
 
 namespace oar {
 
-class LineFormat : public RowParser {
-public:
-  explicit LineFormat(const SchemaColumns &columns) : columns_(columns) {}
-
-protected:
-  const SchemaColumns &columns_;
-};
-
 /// The next token of a line separated by spaces or tabs, advancing `at`; empty at the end.
 /// (llvm::StringRef::find_first_of builds a table on each call: a third of a slot file's parse.)
 inline llvm::StringRef nextToken(const char *&at, const char *end) {
@@ -28,6 +20,19 @@ inline llvm::StringRef nextToken(const char *&at, const char *end) {
     ++at;
   return llvm::StringRef(begin, at - begin);
 }
+
+class LineFormat : public RowParser {
+public:
+  explicit LineFormat(const SchemaColumns &columns) : columns_(columns) {}
+
+protected:
+  /// For the formats whose label is a line's first token (libffm, libsvm): clears `seen` (values
+  /// of each role on this line), reads the label from the token at `at` and advances past it.
+  llvm::Error startWithLabel(const char *&at, const char *end, std::vector<int64_t> &seen,
+                             FeedRows &rows, int64_t r) const;
+
+  const SchemaColumns &columns_;
+};
 
 /// The formats a schema feed reads: csv and tsv (with a header; columns by name), slot (Paddle's
 /// `name:value` tokens), libffm (`label field:index:value`, fields named by number), libsvm

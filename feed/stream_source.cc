@@ -6,6 +6,7 @@
 #include "feed/line_reader.h"
 #include "ir/error.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace oar {
 
@@ -215,6 +216,33 @@ private:
 };
 
 } // namespace
+
+llvm::Expected<std::vector<DType>> checkFeedVars(const proto::DataFeed &feed,
+                                                 const proto::Block &block,
+                                                 llvm::ArrayRef<FeedVarSpec> specs) {
+  if (feed.columns_size() != static_cast<int>(specs.size())) {
+    std::string vars;
+    for (size_t c = 0; c < specs.size(); ++c)
+      vars += llvm::formatv("{0}{1} [B, {2}]", c == 0 ? "" : ", ", specs[c].role, specs[c].width);
+    return makeError("the {0} feed has {1} columns; it fills {2}: {3}", feed.format(),
+                     feed.columns_size(), specs.size(), vars);
+  }
+  std::vector<DType> dtypes;
+  for (size_t c = 0; c < specs.size(); ++c) {
+    const FeedVarSpec &spec = specs[c];
+    const proto::Var *v = findVar(block, feed.columns(c));
+    if (!v)
+      return makeError("{0} feed column {1} is not a declared var", feed.format(), feed.columns(c));
+    auto dims = dimsOf(v->type());
+    if (dims.size() != 2 || dims[1] != spec.width ||
+        !llvm::is_contained(spec.dtypes, v->type().dtype()))
+      return makeError("{0} feed column {1} ({2}) is var {3} of {4}; it must be [B, {5}] of {6}",
+                       feed.format(), c + 1, spec.role, v->name(), typeString(v->type()),
+                       spec.width, spec.dtypeNames);
+    dtypes.push_back(v->type().dtype());
+  }
+  return dtypes;
+}
 
 llvm::Expected<std::unique_ptr<BatchSource>> openStreamSource(const proto::DataFeed &feed,
                                                               StreamLayout layout,

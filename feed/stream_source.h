@@ -38,6 +38,19 @@ struct StreamLayout {
   std::function<llvm::Expected<std::unique_ptr<RowParser>>()> makeParser; ///< one per file
 };
 
+/// One var a streamed feed fills: its role (label, dense, sparse, weights), width and dtypes.
+struct FeedVarSpec {
+  const char *role;
+  int64_t width;
+  std::vector<DType> dtypes;
+  const char *dtypeNames; ///< for the error: "f32 or f64"
+};
+/// Checks that the feed names one declared var [B, width] of an allowed dtype per spec, in order;
+/// returns their dtypes. Errors name the format, the column, its role and the var.
+llvm::Expected<std::vector<DType>> checkFeedVars(const proto::DataFeed &feed,
+                                                 const proto::Block &block,
+                                                 llvm::ArrayRef<FeedVarSpec> specs);
+
 /// Opens trainer `trainerId`'s share of `feed`'s files (see the file comment); checks the batch
 /// size, the trainer and that its files exist; reads nothing yet.
 llvm::Expected<std::unique_ptr<BatchSource>> openStreamSource(const proto::DataFeed &feed,
