@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <deque>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -58,13 +60,22 @@ struct Node {
   int status = 0;
 };
 
-pid_t spawn(const std::string &exe, const std::vector<std::string> &args,
-            const std::vector<std::pair<std::string, std::string>> &env, int &outFd) {
+/// Starts `exe` with its output on a pipe whose read end goes to `outFd`. A failed pipe or fork
+/// is an error, never a pid of -1: kill(-1, ...) would signal every process the user owns.
+llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::string> &args,
+                            const std::vector<std::pair<std::string, std::string>> &env,
+                            int &outFd) {
   int pipeFds[2];
   if (pipe(pipeFds) != 0)
-    return -1;
+    return makeError("pipe: {0}", strerror(errno));
   pid_t parent = getpid();
   pid_t pid = fork();
+  if (pid < 0) {
+    int err = errno;
+    close(pipeFds[0]);
+    close(pipeFds[1]);
+    return makeError("fork: {0}", strerror(err));
+  }
   if (pid == 0) {
     unblockWatchedSignals();          // this process blocks them for its watcher thread
     prctl(PR_SET_PDEATHSIG, SIGTERM); // no orphans if the launcher dies
@@ -168,13 +179,21 @@ llvm::Error launch(const LaunchOptions &opts) {
 
   std::mutex printMutex;
   std::vector<std::unique_ptr<Node>> nodes;
+  std::string startFailure; // after a node cannot start, no other starts and the job stops
   auto start = [&](const std::string &name, std::vector<std::string> args,
                    std::vector<std::pair<std::string, std::string>> env) {
+    if (!startFailure.empty())
+      return;
     auto node = std::make_unique<Node>();
     node->name = name;
-    node->pid = spawn(opts.executor, args, env, node->outFd);
+    auto pid = spawn(opts.executor, args, env, node->outFd);
+    if (!pid) {
+      startFailure = "cannot start " + name + " (" + llvm::toString(pid.takeError()) + ")";
+      return;
+    }
+    node->pid = *pid;
     Node *n = node.get();
-    n->reader = std::thread([n, &opts, &printMutex] {
+    auto readOutput = [n, &opts, &printMutex] {
       FILE *f = fdopen(n->outFd, "r");
       char *line = nullptr;
       size_t cap = 0;
@@ -192,7 +211,16 @@ llvm::Error launch(const LaunchOptions &opts) {
       }
       free(line);
       fclose(f);
-    });
+    };
+    try {
+      n->reader = std::thread(readOutput);
+    } catch (const std::system_error &e) { // a thread limit: the node cannot be watched
+      startFailure = "cannot start " + name + " (a thread to read its output: " + e.what() + ")";
+      kill(n->pid, SIGKILL);
+      waitpid(n->pid, nullptr, 0);
+      close(n->outFd);
+      return;
+    }
     nodes.push_back(std::move(node));
   };
   // A random id per launch: its pservers refuse trainers of any other launch.
@@ -274,8 +302,8 @@ llvm::Error launch(const LaunchOptions &opts) {
   // usually exits a moment later, and that one is reported.
   Node *followedFailure = nullptr;
   std::chrono::steady_clock::time_point followedAt;
-  std::string reason;
-  for (;;) {
+  std::string reason = startFailure;
+  while (reason.empty()) {
     bool allDone = true;
     for (auto &n : nodes) {
       if (n->done)

@@ -13,7 +13,10 @@
 #include <mutex>
 #include <pthread.h>
 #include <thread>
+#include <system_error>
 #include <unistd.h>
+
+#include "ir/error.h"
 
 namespace oar::runtime {
 
@@ -60,21 +63,31 @@ void watch() {
   }
 }
 
-/// Blocks the signals in the calling thread and starts the watcher, once per process.
-void startWatcher() {
+/// Blocks the signals in the calling thread and starts the watcher, once per process; an error
+/// when the thread cannot start (a process or thread limit reached), the signals left as they were.
+llvm::Error startWatcher() {
   static std::once_flag once;
+  static std::string failure;
   std::call_once(once, [] {
     const sigset_t set = watchedSignals();
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    std::thread(watch).detach(); // lives as long as the process
+    try {
+      std::thread(watch).detach(); // lives as long as the process
+    } catch (const std::system_error &e) {
+      pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+      failure = e.what();
+    }
   });
+  if (!failure.empty())
+    return makeError("cannot start the thread that takes SIGTERM and SIGINT: {0}", failure);
+  return llvm::Error::success();
 }
 } // namespace
 
-void installStopHandlers(BeforeFirstPoll before) {
+llvm::Error installStopHandlers(BeforeFirstPoll before) {
   gEndBeforePolled.store(before == BeforeFirstPoll::End);
   gStopWatched.store(true);
-  startWatcher();
+  return startWatcher();
 }
 
 bool stopRequested() {
@@ -83,9 +96,9 @@ bool stopRequested() {
 }
 int stopSignal() { return gStopSignal.load(); }
 
-void installCheckpointHandler() {
+llvm::Error installCheckpointHandler() {
   gCheckpointWatched.store(true);
-  startWatcher();
+  return startWatcher();
 }
 
 bool takeCheckpointRequest() { return gCheckpointRequested.exchange(false); }

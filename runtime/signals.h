@@ -5,6 +5,8 @@
 // process).
 #pragma once
 
+#include "llvm/Support/Error.h"
+
 namespace oar::runtime {
 
 /// What SIGTERM and SIGINT do before anything has called stopRequested().
@@ -16,7 +18,8 @@ enum class BeforeFirstPoll {
 /// polled the flag, and end the process before. A node still loading its programs or data polls
 /// nothing, and may wait in a blocking open (a FIFO, a hung mount) that a flag would never stop;
 /// before its loops start it has nothing to finish.
-void installStopHandlers(BeforeFirstPoll before = BeforeFirstPoll::SetFlag);
+/// An error when the watcher thread cannot start.
+llvm::Error installStopHandlers(BeforeFirstPoll before = BeforeFirstPoll::SetFlag);
 /// True once SIGTERM or SIGINT arrived. The first call marks the flag as polled.
 bool stopRequested();
 /// The signal that asked to stop (0 if none).
@@ -24,7 +27,7 @@ int stopSignal();
 
 /// Makes SIGUSR1 only set a flag (its default action ends the process): a checkpointing pserver
 /// writes one after its next step (`kill -USR1 PID`).
-void installCheckpointHandler();
+llvm::Error installCheckpointHandler();
 /// True once per SIGUSR1 since the last call.
 bool takeCheckpointRequest();
 

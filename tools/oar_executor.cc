@@ -507,11 +507,11 @@ int main(int argc, char **argv) {
   oar::setToolVersion("oar-executor");
   // kill -USR1 asks a checkpointing pserver for a checkpoint; caught from the start, so that a
   // signal sent while the node starts cannot end it (others ignore it).
-  oar::runtime::installCheckpointHandler();
+  exitOnErr(oar::runtime::installCheckpointHandler());
   cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory, &keyCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
   // Until its loops poll for a stop, a node ends at SIGTERM (see installStopHandlers).
-  oar::runtime::installStopHandlers(oar::runtime::BeforeFirstPoll::End);
+  exitOnErr(oar::runtime::installStopHandlers(oar::runtime::BeforeFirstPoll::End));
   oar::runtime::NodeOptions opts;
   opts.cluster = exitOnErr(oar::runtime::clusterFromEnv([](const char *n) { return getenv(n); }));
   oar::runtime::ClusterSpec &c = opts.cluster;

@@ -80,7 +80,10 @@ int main(int argc, char **argv) {
   oar::setToolVersion("oar-launch");
   cl::HideUnrelatedOptions({&category, &dataCategory});
   cl::ParseCommandLineOptions(argc, argv, "oar-launch: run pservers and trainers on 127.0.0.1\n");
-  oar::runtime::installStopHandlers();
+  if (Error err = oar::runtime::installStopHandlers()) {
+    errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
+    return 1;
+  }
   oar::runtime::LaunchOptions opts;
   opts.servers = serverNum, opts.workers = workerNum, opts.mode = mode;
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;

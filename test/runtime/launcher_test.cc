@@ -1,8 +1,14 @@
-// The launcher's choices that need no processes: which --num-threads a node gets.
+// The launcher's choices (which --num-threads a node gets), and a launch that cannot start its
+// nodes.
+#include <unistd.h>
+
 #include "runtime/launcher.h"
 #include "test/support/expect.h"
+#include "test/support/job.h"
 
+using namespace oar;
 using oar::runtime::nodeThreadsFlag;
+using Catch::Matchers::Contains;
 
 TEST_CASE("oar-launch adds a node's share of threads only where none was set by hand",
           "[runtime]") {
@@ -18,4 +24,46 @@ TEST_CASE("oar-launch adds a node's share of threads only where none was set by 
   // ... and --num-threads among every node's flags beats both.
   CHECK(nodeThreadsFlag(nodeFlag, false, 4, 1) == std::nullopt);
   CHECK(nodeThreadsFlag(nodeFlag, true, 0, 1) == std::nullopt);
+}
+
+TEST_CASE("oar-launch that cannot start a node stops the nodes it started and signals nothing "
+          "else",
+          "[runtime][e2e]") {
+  // A failed fork once became pid -1, and stopping the job sent SIGTERM and SIGKILL to pid -1:
+  // every process of the user's. The launch runs as nobody under a process limit (root has
+  // none), in a PID namespace of its own, beside a process of nobody's outside the job.
+  std::string out;
+  if (geteuid() != 0 || runCommand("command -v unshare && command -v setpriv", out) != 0) {
+    WARN("skipped: needs root, unshare and setpriv (a process limit for another user, in a "
+         "PID namespace of its own)");
+    return;
+  }
+  if (runCommand("setpriv --reuid=65534 --regid=65534 --clear-groups test -x " + binDir() +
+                     "/oar-launch",
+                 out) != 0) {
+    WARN("skipped: user nobody cannot run " << binDir() << "/oar-launch (a folder above it is "
+                                                              "closed to others)");
+    return;
+  }
+  // Nobody cannot enter the test scratch folder (0750): the model goes to a folder of its own.
+  char tmpl[] = "/tmp/oar-launch-test.XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=1");
+  REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
+  // 3: the first node's fork fails; 4: its output reader's thread; 5: the second pserver's fork,
+  // with the first running; 8: a trainer's, with both pservers running.
+  for (int limit : {3, 4, 5, 8}) {
+    INFO("at most " << limit << " processes and threads");
+    REQUIRE(runCommand("unshare --pid --fork --kill-child bash " + sourceDir() +
+                           "/test/runtime/launch_without_processes.sh " + std::to_string(limit) +
+                           " " + binDir() + "/oar-launch " + dir + "/model",
+                       out) == 0);
+    INFO(out);
+    CHECK_THAT(out, Contains("oar-launch: error: cannot start "));
+    CHECK_THAT(out, Contains("Resource temporarily unavailable); every node was stopped"));
+    CHECK_THAT(out, Contains("launch exit status 1"));
+    CHECK_THAT(out, Contains("sentinel alive"));
+  }
+  runCommand("rm -rf " + dir, out);
 }
