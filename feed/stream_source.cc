@@ -5,6 +5,7 @@
 
 #include "feed/line_reader.h"
 #include "ir/error.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -50,7 +51,7 @@ public:
       if (llvm::Error err = pull(pending_))
         return err;
       if (pending_.size() == 0)
-        return false; // this trainer has no rows at all
+        return noRows();
     }
     batch_.clear();
     batch_.append(pending_, 0);
@@ -72,6 +73,19 @@ public:
   }
 
 private:
+  /// A share without rows trains nothing: an error, not zero steps and exit 0.
+  llvm::Error noRows() const {
+    std::string files = llvm::join(files_, ", ");
+    if (trainers_ == 1)
+      return makeError("{0}: no data rows (an empty file?)", files);
+    if (byLine_)
+      return makeError("{0}: trainer {1} of {2} gets no data rows (it reads lines i mod {2} = "
+                       "{1}; the file has fewer than {3} data lines)",
+                       files, trainerId_, trainers_, trainerId_ + 1);
+    return makeError("{0}: no data rows for trainer {1} of {2} (empty files?)", files, trainerId_,
+                     trainers_);
+  }
+
   void startEpoch() {
     ++epoch_;
     fileIdx_ = 0;
