@@ -23,6 +23,7 @@
 #include "runtime/launch_keys.h"
 #include "runtime/pserver.h"
 #include "runtime/signals.h"
+#include "transpiler/config.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -127,6 +128,8 @@ llvm::Error launch(const LaunchOptions &opts) {
   if (opts.servers < 1 || opts.workers < 1)
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
+  if (llvm::Error err = checkMode(opts.mode)) // refused once here, not once per node
+    return err;
   // OMP_NUM_THREADS reaches every node, and a node reads it where it gets no --num-threads (none
   // in every node's flags, none given for its role): a bad one is refused before such a node
   // starts.

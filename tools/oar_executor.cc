@@ -28,6 +28,7 @@
 #include "serving/inference_program.h"
 #include "serving/predict_stream.h"
 #include "serving/score_file.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -332,8 +333,8 @@ static oar::Place computePlace(const oar::proto::Program &main, llvm::StringRef 
   std::string text = device.getNumOccurrences() ? device.getValue() : main.device();
   if (text.empty())
     text = "cpu";
-  oar::Place place = exitOnErr(oar::parsePlace(
-      text, device.getNumOccurrences() ? llvm::StringRef("--device") : what));
+  oar::Place place = exitOnErr(
+      oar::parsePlace(text, device.getNumOccurrences() ? llvm::StringRef("--device") : what));
   exitOnErr(oar::usePlace(place));
   return place;
 }
@@ -509,7 +510,7 @@ int main(int argc, char **argv) {
   // signal sent while the node starts cannot end it (others ignore it).
   exitOnErr(oar::runtime::installCheckpointHandler());
   cl::HideUnrelatedOptions({&category, &dataCategory, &jobCategory, &keyCategory});
-  cl::ParseCommandLineOptions(argc, argv, "oar-executor: run one node of oar training\n");
+  oar::parseToolFlags(argc, argv, "oar-executor", "oar-executor: run one node of oar training\n");
   // Until its loops poll for a stop, a node ends at SIGTERM (see installStopHandlers).
   exitOnErr(oar::runtime::installStopHandlers(oar::runtime::BeforeFirstPoll::End));
   oar::runtime::NodeOptions opts;

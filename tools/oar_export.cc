@@ -2,6 +2,7 @@
 #include "checkpoint/checkpoint_reader.h"
 #include "ir/verify.h"
 #include "serving/export.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -38,9 +39,9 @@ static cl::opt<bool> f16("f16", cl::desc("write table values as float16"), cl::c
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-export");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "oar-export: write a trained model for oar-predict and "
-                              "oar::Predictor\n");
+  oar::parseToolFlags(argc, argv, "oar-export",
+                      "oar-export: write a trained model for oar-predict and "
+                      "oar::Predictor\n");
   ExitOnError exitOnErr("oar-export: error: ");
   oar::proto::Program main = exitOnErr(oar::loadVerifiedProgram(modelDir + "/main.pb"));
   oar::proto::Program startup = exitOnErr(oar::loadVerifiedProgram(modelDir + "/startup.pb"));

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "executor/ctr_generator.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -29,8 +30,8 @@ static cl::opt<std::string> outDir("o", cl::desc("directory for train.txt, test.
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-gen-ctr");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "oar-gen-ctr: write Criteo-format click logs from a planted model\n");
+  oar::parseToolFlags(argc, argv, "oar-gen-ctr",
+                      "oar-gen-ctr: write Criteo-format click logs from a planted model\n");
   ExitOnError exitOnErr("oar-gen-ctr: error: ");
   oar::CtrGenOptions opts;
   opts.trainLines = trainLines;

@@ -1,5 +1,6 @@
 // oar-keygen: CURVE key pairs for pservers and trainers.
 #include "runtime/curve.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -14,8 +15,8 @@ static cl::list<std::string> names(cl::Positional, cl::OneOrMore,
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-keygen");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
+  oar::parseToolFlags(
+      argc, argv, "oar-keygen",
       "oar-keygen: write CURVE key pairs\n\n"
       "  NAME.key holds the key pair (mode 0600): give it to that node only (--curve-secret).\n"
       "  NAME.pub holds the public key: pservers accept the trainers' (--curve-allow, the .pub\n"

@@ -3,6 +3,7 @@
 #include "executor/threads.h"
 #include "runtime/launcher.h"
 #include "runtime/signals.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
@@ -49,10 +50,10 @@ static cl::opt<bool>
               cl::desc("start a scheduler too: nodes register there and pservers pick their own "
                        "ports, as in a cluster (MindSpore, ps-lite)"),
               cl::cat(category));
-static cl::opt<std::string>
-    device("device",
-           cl::desc("cuda: trainer i runs on GPU i mod the GPUs visible (pservers stay on the CPU)"),
-           cl::cat(category));
+static cl::opt<std::string> device(
+    "device",
+    cl::desc("cuda: trainer i runs on GPU i mod the GPUs visible (pservers stay on the CPU)"),
+    cl::cat(category));
 static cl::opt<std::string> executor("executor",
                                      cl::desc("path of oar-executor (default: beside oar-launch)"),
                                      cl::cat(category));
@@ -79,7 +80,8 @@ static cl::list<std::string> nodeArgs(cl::ConsumeAfter,
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-launch");
   cl::HideUnrelatedOptions({&category, &dataCategory});
-  cl::ParseCommandLineOptions(argc, argv, "oar-launch: run pservers and trainers on 127.0.0.1\n");
+  oar::parseToolFlags(argc, argv, "oar-launch",
+                      "oar-launch: run pservers and trainers on 127.0.0.1\n");
   if (Error err = oar::runtime::installStopHandlers()) {
     errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
     return 1;

@@ -4,6 +4,7 @@
 #include "executor/feed_overrides.h"
 #include "feed/schema.h"
 #include "ir/error.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -71,11 +72,11 @@ static cl::opt<std::string>
                cl::cat(category));
 static cl::opt<std::string> labelColumn("label", cl::desc("the label's column (docs/data.md)"),
                                         cl::cat(category));
-static cl::opt<std::string>
-    denseColumns("dense",
-                 cl::desc("dense columns, comma separated, each NAME[:log1p | :standardize:MEAN:STD "
-                          "| :bucketize:B1:B2...]"),
-                 cl::cat(category));
+static cl::opt<std::string> denseColumns(
+    "dense",
+    cl::desc("dense columns, comma separated, each NAME[:log1p | :standardize:MEAN:STD "
+             "| :bucketize:B1:B2...]"),
+    cl::cat(category));
 static cl::opt<std::string> sparseColumns("sparse",
                                           cl::desc("categorical columns, comma separated, each "
                                                    "NAME[:int]"),
@@ -91,7 +92,8 @@ static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(c
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-model");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "oar-model: write a built-in model as program files\n");
+  oar::parseToolFlags(argc, argv, "oar-model",
+                      "oar-model: write a built-in model as program files\n");
   ExitOnError exitOnErr("oar-model: error: ");
   oar::RecipeSpec spec;
   spec.model = model, spec.in = in, spec.out = out, spec.act = act, spec.loss = loss;
@@ -115,8 +117,7 @@ int main(int argc, char **argv) {
         labelColumn.empty() && (dataFormat == "libffm" || dataFormat == "libsvm")
             ? std::string("label")
             : labelColumn.getValue(),
-        denseColumns,
-        sparseColumns));
+        denseColumns, sparseColumns));
   for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;
     if (StringRef(h).getAsInteger(10, v))

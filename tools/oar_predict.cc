@@ -2,6 +2,7 @@
 #include "executor/feed_overrides.h"
 #include "ir/error.h"
 #include "serving/predict_stream.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -31,8 +32,8 @@ static cl::opt<int64_t> batchSize("batch-size",
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-predict");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "oar-predict: write a line of scores per input row, in order\n");
+  oar::parseToolFlags(argc, argv, "oar-predict",
+                      "oar-predict: write a line of scores per input row, in order\n");
   ExitOnError exitOnErr("oar-predict: error: ");
   auto predictor = exitOnErr(oar::Predictor::load(exportDir));
   oar::proto::DataFeed feed = predictor->program().test_feed();

@@ -2,6 +2,7 @@
 // directory, it says what the export holds first.
 #include "ir/listing.h"
 #include "serving/export.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -19,7 +20,7 @@ static cl::opt<bool> vars("vars", cl::desc("list vars before ops"), cl::cat(cate
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-show");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "oar-show: list or draw oar programs\n");
+  oar::parseToolFlags(argc, argv, "oar-show", "oar-show: list or draw oar programs\n");
   ExitOnError exitOnErr("oar-show: error: ");
   if (inputs.size() == 1 && sys::fs::exists(inputs[0] + "/inference.pb") && !dot) {
     oar::ExportedModel model = exitOnErr(oar::readExport(inputs[0]));

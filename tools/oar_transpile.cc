@@ -1,5 +1,6 @@
 // oar-transpile: rewrites a single-machine program for N trainers and M pservers.
 #include "ir/verify.h"
+#include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/CommandLine.h"
@@ -46,7 +47,8 @@ static cl::opt<bool> quiet("quiet", cl::desc("do not print the plan"), cl::cat(c
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-transpile");
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "oar-transpile: write trainer and pserver programs\n");
+  oar::parseToolFlags(argc, argv, "oar-transpile",
+                      "oar-transpile: write trainer and pserver programs\n");
   ExitOnError exitOnErr("oar-transpile: error: ");
   oar::DistributeConfig config;
   config.trainers = trainers, config.trainerId = trainerId, config.mode = mode;

@@ -23,6 +23,8 @@ struct DistributeConfig {
   llvm::Error validate() const;
 };
 
+/// Checks a mode's name: sync, async or geo.
+llvm::Error checkMode(llvm::StringRef mode);
 /// Splits "h1:p1,h2:p2" into endpoints (no validation).
 std::vector<std::string> splitEndpoints(llvm::StringRef list);
 /// Checks one host:port endpoint.

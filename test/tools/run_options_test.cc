@@ -198,6 +198,26 @@ TEST_CASE("every tool prints oar's version and takes hyphenated flags, underscor
   }
 }
 
+TEST_CASE("an unknown flag beginning with h is an error, not the help and exit 0; a bad mode is "
+          "refused once by oar-launch",
+          "[tools][errors]") {
+  for (const char *tool : {"oar-model", "oar-executor", "oar-show", "oar-transpile", "oar-launch",
+                           "oar-export", "oar-predict", "oar-gen-ctr", "oar-keygen"}) {
+    INFO(tool);
+    std::string out = runExpecting(1, binDir() + "/" + tool + " --hybrid-tables=sync x");
+    CHECK(llvm::StringRef(out).trim() ==
+          std::string(tool) + ": error: unknown flag --hybrid-tables=sync (see --help)");
+    CHECK_THAT(runExpecting(1, binDir() + "/" + tool + " -hosts"), Contains("unknown flag -hosts"));
+    CHECK_THAT(runExpecting(0, binDir() + "/" + tool + " -h"),
+               Contains("USAGE: " + std::string(tool)));
+  }
+  std::string dir = scratchDir("launch_bad_mode");
+  makeCsvModel(dir, "");
+  std::string out = runExpecting(1, binDir() + "/oar-launch --mode=syncc " + dir);
+  CHECK(llvm::StringRef(out).trim() ==
+        "oar-launch: error: mode \"syncc\" must be sync, async or geo");
+}
+
 TEST_CASE("a connect timeout reports the time actually waited", "[tools][errors]") {
   std::string dir = scratchDir("connect_timeout");
   makeCsvModel(dir, "");
@@ -250,14 +270,16 @@ TEST_CASE("SIGTERM ends a node still opening its program", "[tools][errors]") {
   // node running until SIGKILL (this hung a CI run of the wait-policy test above).
   std::string fifo = unwrittenFifo("stop_while_opening");
   std::string out = runExpecting(
-      0, binDir() + "/oar-executor --main " + fifo + " --startup " + fifo +
-             " & pid=$!; for i in $(seq 200); do"
-             "  [ \"$(cat /proc/$pid/wchan 2>/dev/null)\" = wait_for_partner ] && break; sleep 0.05; done;"
-             " echo \"blocked:$(cat /proc/$pid/wchan)\"; kill $pid; ended=no; for i in $(seq 100); do"
-             "  s=$(awk '/^State/ {print $2}' /proc/$pid/status 2>/dev/null);" // gone once reaped
-             "  if [ -z \"$s\" ] || [ \"$s\" = Z ]; then ended=yes; break; fi; sleep 0.05; done;"
-             " if [ $ended = yes ]; then wait $pid; echo \"status:$?\"; else echo still-running;"
-             " kill -9 $pid; wait $pid; fi 2>/dev/null");
+      0,
+      binDir() + "/oar-executor --main " + fifo + " --startup " + fifo +
+          " & pid=$!; for i in $(seq 200); do"
+          "  [ \"$(cat /proc/$pid/wchan 2>/dev/null)\" = wait_for_partner ] && break; sleep 0.05; "
+          "done;"
+          " echo \"blocked:$(cat /proc/$pid/wchan)\"; kill $pid; ended=no; for i in $(seq 100); do"
+          "  s=$(awk '/^State/ {print $2}' /proc/$pid/status 2>/dev/null);" // gone once reaped
+          "  if [ -z \"$s\" ] || [ \"$s\" = Z ]; then ended=yes; break; fi; sleep 0.05; done;"
+          " if [ $ended = yes ]; then wait $pid; echo \"status:$?\"; else echo still-running;"
+          " kill -9 $pid; wait $pid; fi 2>/dev/null");
   CHECK_THAT(out, Contains("blocked:wait_for_partner\n")); // it did reach the open
   CHECK_THAT(out, Contains("status:143\n"));               // 128 + SIGTERM: ended by the signal
 }
