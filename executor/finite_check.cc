@@ -33,6 +33,14 @@ std::optional<int64_t> firstNonFinite(const Tensor &onDevice) {
   return std::nullopt;
 }
 
+std::optional<int64_t> firstNonFinite(const void *data, DType dtype, int64_t n) {
+  if (dtype == proto::F32)
+    return firstNonFiniteOf(static_cast<const float *>(data), n);
+  if (dtype == proto::F64)
+    return firstNonFiniteOf(static_cast<const double *>(data), n);
+  return std::nullopt;
+}
+
 static double elementAt(const Tensor &onDevice, int64_t i) {
   Tensor t = onHost(onDevice);
   return t.dtype() == proto::F64 ? t.data<double>()[i] : t.data<float>()[i];

@@ -11,6 +11,10 @@ namespace oar {
 /// finite or the tensor holds integers.
 std::optional<int64_t> firstNonFinite(const Tensor &t);
 
+/// The same over `n` elements of `dtype` at `data` (a received message's bytes); nullopt for
+/// integer dtypes.
+std::optional<int64_t> firstNonFinite(const void *data, DType dtype, int64_t n);
+
 /// An error "<what>: element <i> (of <type>) is nan; ..." when `t` holds a NaN or inf.
 llvm::Error checkFinite(const Tensor &t, llvm::StringRef what);
 

@@ -1,6 +1,7 @@
 // The pserver loop.
 #include "runtime/pserver.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <limits>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "executor/finite_check.h"
 #include "executor/threads.h"
 #include "ir/error.h"
 #include "ir/names.h"
@@ -442,6 +444,31 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
+  /// A gradient holding NaN or inf is refused, never applied: the trainer that sent it hears
+  /// why (and, in sync mode, so does the job), instead of a model that silently goes bad.
+  llvm::Error refuseNonFinite(const Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    int64_t n = 1;
+    for (int64_t d : h.dims())
+      n *= d;
+    Tensor landing; // holds a landed gradient's buffer while it is checked
+    const void *bytes = m.payload.data();
+    if (h.landed()) {
+      landing = peerMemory.landing(t, h.var());
+      bytes = landing.raw();
+    } else if (m.readInto) {
+      bytes = m.readInto.get();
+    }
+    std::optional<int64_t> bad = firstNonFinite(bytes, h.dtype(), n);
+    if (!bad)
+      return llvm::Error::success();
+    double v = h.dtype() == proto::F64 ? static_cast<const double *>(bytes)[*bad]
+                                       : static_cast<const float *>(bytes)[*bad];
+    return makeError("gradient {0} from trainer {1} for step {2} holds {3} at element {4}; it "
+                     "is not applied (the trainer diverged: lower the learning rate)",
+                     h.var(), t, h.step(), std::isnan(v) ? "nan" : "inf", *bad);
+  }
+
   /// Runs optimize block `idx`.
   llvm::Error runBlock(int idx) {
     return addContext(exec.run(program, scope, idx), "pserver " + endpoint);
@@ -666,6 +693,8 @@ struct PserverLoop::Impl {
         return err;
       // Read before the acknowledgement, after which the trainer may move on.
       if (llvm::Error err = peerMemory.receive(t, m))
+        return err;
+      if (llvm::Error err = refuseNonFinite(m, t))
         return err;
       if (mode == "sync" && h.step() != barrierRound[t])
         return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),

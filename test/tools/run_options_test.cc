@@ -158,6 +158,27 @@ TEST_CASE("a diverging run stops at the step whose loss went non-finite, naming 
   CHECK(std::regex_search(out, std::regex("last loss (nan|inf)", std::regex::icase)));
 }
 
+TEST_CASE("a pserver refuses a gradient holding NaN or inf instead of applying it",
+          "[tools][errors]") {
+  // A rate this large makes the gradient NaN at step 2; the trainer, told to go on past a
+  // non-finite loss, sends it anyway.
+  std::string dir = scratchDir("nonfinite_gradient");
+  runExpecting(0, binDir() +
+                      "/oar-model --model=linear --in=13 --out=1 --lr=1e20 --batch-size=20 "
+                      "--format=uci_housing --data=" +
+                      sourceDir() + "/data/uci_housing/housing.data -o " + dir);
+  for (const char *mode : {"sync", "async"}) {
+    INFO(mode);
+    std::string out =
+        runExpecting(1, binDir() + "/oar-launch --server-num=1 --worker-num=1 --curve=false "
+                                   "--timeout=120 --mode=" +
+                            mode + " " + dir + " -- --allow-nonfinite");
+    CHECK(std::regex_search(out, std::regex(R"(refused send_var (fc_0\.[wb]_0@GRAD): gradient )"
+                                            R"(\1 from trainer 0 for step \d+ holds (nan|inf) at )"
+                                            R"(element \d+; it is not applied)")));
+  }
+}
+
 TEST_CASE("a program that trains but names no loss is refused", "[tools][errors]") {
   std::string dir = scratchDir("no_loss");
   makeCsvModel(dir, "");
