@@ -1,6 +1,9 @@
 // CURVE key files.
 #include "runtime/curve.h"
 
+#include <cstdio>
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -133,6 +136,15 @@ llvm::Expected<CurveKeyPair> readCurveSecretFile(llvm::StringRef path) {
     keys.publicKey = derived;
   else if (keys.publicKey != derived)
     return makeError("{0}:{1}: the public key is not the secret key's", path, publicLine);
+  // As ssh does with a private key: a secret others can read is no secret.
+  struct stat st;
+  if (::stat(path.str().c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%o", static_cast<unsigned>(st.st_mode & 0777));
+    return makeError("{0}: the secret key file is readable by others (mode {1}): chmod 600 it, "
+                     "or make a new pair with oar-keygen if others may have read it",
+                     path, mode);
+  }
   return keys;
 }
 

@@ -124,6 +124,11 @@ TEST_CASE("CURVE key files: oar-keygen's pair reads back, and bad files are erro
   CHECK_THAT(errorText(readCurveSecretFile(dir + "/mixed")),
              Contains("mixed:1: the public key is not the secret key's"));
   CHECK_THAT(errorText(readCurveSecretFile(dir + "/missing")), Contains("missing: cannot read"));
+  // A secret others can read is refused, as ssh refuses such a private key.
+  writeText(dir + "/open.key", readFile(dir + "/node.key"));
+  REQUIRE(chmod((dir + "/open.key").c_str(), 0640) == 0);
+  CHECK_THAT(errorText(readCurveSecretFile(dir + "/open.key")),
+             Contains("open.key: the secret key file is readable by others (mode 640): chmod 600"));
 }
 
 TEST_CASE("CURVE: a client without a listed key can neither push nor pull, and the listed "
