@@ -103,6 +103,8 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
                        "while it was written)",
                        dir);
     r.flatDir_ = dir + "/step-" + std::to_string(*r.step_);
+    if (llvm::Error err = verifyCheckpointFiles(r.flatDir_))
+      return std::move(err);
     r.what_ = llvm::formatv("checkpoint step {0} in {1}", *r.step_, dir).str();
     if (llvm::Error err = r.addTables(r.flatDir_ + "/tables"))
       return err;
@@ -135,6 +137,8 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
     r.what_ = llvm::formatv("checkpoint step {0} of {1} pserver(s) in {2}", *common, count, dir);
     for (int64_t i = 0; i < count; ++i) {
       std::string stepDir = pservers[i] + "/step-" + std::to_string(*common);
+      if (llvm::Error err = verifyCheckpointFiles(stepDir))
+        return std::move(err);
       if (!llvm::sys::fs::exists(stepDir + "/" + kBlockIndexFile))
         return makeError("{0}: has no {1} index (written by an oar before it): its blocks cannot "
                          "be put together; resume that job with its own programs instead",

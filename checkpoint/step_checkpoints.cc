@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "executor/save_set.h"
 #include "ir/error.h"
@@ -50,7 +51,49 @@ std::vector<std::pair<std::string, uint64_t>> filesUnder(const std::string &root
   return files;
 }
 
+/// The CRC-32 of a file's bytes (zlib's), or an error naming it.
+llvm::Expected<uint32_t> fileCrc(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError("{0}: cannot read: {1}", path, buffer.getError().message());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes at most 4 GiB a call.
+  for (size_t at = 0; at < bytes.size(); at += size_t(1) << 30) {
+    size_t n = std::min(bytes.size() - at, size_t(1) << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef *>(bytes.data() + at), static_cast<uInt>(n));
+  }
+  return static_cast<uint32_t>(crc);
+}
+
 } // namespace
+
+llvm::Error verifyCheckpointFiles(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path + "/" + kManifest, /*IsText=*/true);
+  if (!buffer)
+    return makeError("{0}/{1}: cannot read: {2}", path, kManifest, buffer.getError().message());
+  llvm::SmallVector<llvm::StringRef, 32> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    auto [kind, rest] = line.split(' ');
+    if (kind != "crc32")
+      continue;
+    auto [name, hex] = rest.rsplit(' ');
+    uint32_t want = 0;
+    if (hex.getAsInteger(16, want))
+      return makeError("{0}/{1}: bad line \"{2}\"", path, kManifest, line);
+    std::string file = path + "/" + name.str();
+    auto got = fileCrc(file);
+    if (!got)
+      return got.takeError();
+    if (*got != want)
+      return makeError("{0}: its bytes do not match the checksum in {1} (CRC-32 {2:x-8}, recorded "
+                       "{3:x-8}): the file was damaged after it was written; the checkpoint is "
+                       "not loaded",
+                       file, kManifest, *got, want);
+  }
+  return llvm::Error::success();
+}
 
 std::vector<int64_t> checkpointSteps(const std::string &dir) {
   std::vector<int64_t> steps;
@@ -83,6 +126,8 @@ std::optional<CheckpointManifest> readCompleteCheckpoint(const std::string &path
       m.fields[key.str()] = value.str();
       continue;
     }
+    if (kind == "crc32") // checked by verifyCheckpointFiles, before a load
+      continue;
     auto [name, size] = rest.rsplit(' ');
     uint64_t bytes = 0;
     if (kind != "file" || size.getAsInteger(10, bytes))
@@ -130,8 +175,15 @@ llvm::Error StepCheckpoints::write(int64_t step,
   std::string text = "oar-checkpoint 1\nplan " + digest_ + "\n";
   for (const auto &[key, value] : fields)
     text += "field " + key + " " + value + "\n";
-  for (const auto &[name, bytes] : filesUnder(tmp))
+  for (const auto &[name, bytes] : filesUnder(tmp)) {
+    auto crc = fileCrc(tmp + "/" + name); // read back from the page cache, just written
+    if (!crc) {
+      llvm::sys::fs::remove_directories(tmp);
+      return crc.takeError();
+    }
     text += "file " + name + " " + std::to_string(bytes) + "\n";
+    text += llvm::formatv("crc32 {0} {1:x-8}\n", name, *crc).str();
+  }
   std::string manifestPath = tmp + "/" + kManifest;
   if (llvm::Error err = writeTextSynced(manifestPath, manifestPath, "", text)) {
     llvm::sys::fs::remove_directories(tmp);

@@ -21,7 +21,14 @@ struct CheckpointManifest {
 };
 
 /// Reads `path`/MANIFEST; none unless it lists exactly the files under `path` at their sizes.
+/// (Cheap: no file is read. A checkpoint about to be loaded is checked whole by
+/// verifyCheckpointFiles.)
 std::optional<CheckpointManifest> readCompleteCheckpoint(const std::string &path);
+
+/// Checks every file of the checkpoint at `path` against the CRC-32 its MANIFEST records: an
+/// error naming the file when one differs (a flipped byte on disk), so a damaged checkpoint is
+/// never loaded. Checkpoints written before the checksums pass unchecked.
+llvm::Error verifyCheckpointFiles(const std::string &path);
 
 /// The steps of the entries named step-<N> in `dir`, newest first (complete or not).
 std::vector<int64_t> checkpointSteps(const std::string &dir);

@@ -27,6 +27,8 @@ TrainingCheckpoints::resume(Scope &scope, const std::function<void(const std::st
   std::optional<int64_t> step = steps_.latest();
   if (!step)
     return 0;
+  if (llvm::Error err = verifyCheckpointFiles(steps_.pathOf(*step)))
+    return std::move(err);
   auto loaded = loadPersistables(main_, scope, steps_.pathOf(*step));
   if (!loaded)
     return loaded.takeError();

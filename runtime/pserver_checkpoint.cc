@@ -86,6 +86,8 @@ llvm::Error PserverCheckpoints::load(int64_t step, const proto::Program &program
   std::string path = pathOf(step);
   if (!steps_.manifest(step))
     return makeError("{0}: no complete checkpoint of step {1} for this job", path, step);
+  if (llvm::Error err = verifyCheckpointFiles(path))
+    return err;
   // Its own checkpoint: the blocks by their names here, the tables' part of this pserver.
   if (auto loaded = loadPersistables(program, scope, path); !loaded)
     return loaded.takeError();
