@@ -58,7 +58,7 @@ llvm::Expected<uint32_t> fileCrc(const std::string &path) {
     return makeError("{0}: cannot read: {1}", path, buffer.getError().message());
   llvm::StringRef bytes = (*buffer)->getBuffer();
   uLong crc = crc32(0L, Z_NULL, 0);
-  // zlib takes at most 4 GiB a call.
+  // zlib takes a 32-bit length: 1 GiB a call.
   for (size_t at = 0; at < bytes.size(); at += size_t(1) << 30) {
     size_t n = std::min(bytes.size() - at, size_t(1) << 30);
     crc = crc32(crc, reinterpret_cast<const Bytef *>(bytes.data() + at), static_cast<uInt>(n));

@@ -78,6 +78,7 @@ llvm::Expected<SchemaColumns> SchemaColumns::make(const proto::FeedSchema &schem
     ColumnRole &role = s.roles_[i];
     s.byName_[role.name] = i;
     role.missingKey = featureKeyFrom(role.hash, "");
+    role.boundaries.assign(role.column.boundaries().begin(), role.column.boundaries().end());
     if (role.column.transform() == "log1p")
       role.transform = ColumnRole::Log1p;
     else if (role.column.transform() == "standardize")
@@ -150,7 +151,7 @@ llvm::Error SchemaColumns::setCell(const ColumnRole &role, llvm::StringRef cell,
                      role.name, cell);
   const proto::FeedColumn &c = role.column;
   if (role.kind == ColumnRole::Bucketized) {
-    rows.keys(r)[role.index] = integerKeyFrom(role.hash, bucketOf(c.boundaries(), v));
+    rows.keys(r)[role.index] = integerKeyFrom(role.hash, bucketOf(role.boundaries, v));
     return llvm::Error::success();
   }
   if (role.transform == ColumnRole::Log1p)

@@ -16,6 +16,9 @@ struct ColumnRole {
   proto::FeedColumn column; ///< its transform (dense) or whether its ids are integers (sparse)
   uint64_t hash = 0;        ///< columnHash(name), for sparse and bucketized columns
   uint64_t missingKey = 0;  ///< featureKeyFrom(hash, ""): an empty cell's key, and padding's
+  /// A bucketized column's boundaries as f32, as the bucketize op holds them, so the feed and the
+  /// op put a value in the same bucket.
+  std::vector<float> boundaries;
   enum Transform { None, Log1p, Standardize } transform = None; ///< of a dense column
   int64_t width = 1;    ///< keys: max_values for a multi-valued column
   bool mean = false;    ///< a multi-valued column averaged (else summed)

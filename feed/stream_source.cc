@@ -80,7 +80,7 @@ private:
       return makeError("{0}: no data rows (an empty file?)", files);
     if (byLine_)
       return makeError("{0}: trainer {1} of {2} gets no data rows (it reads lines i mod {2} = "
-                       "{1}; the file has fewer than {3} data lines)",
+                       "{1}; the file has fewer than {3} data lines, or those are blank)",
                        files, trainerId_, trainers_, trainerId_ + 1);
     return makeError("{0}: no data rows for trainer {1} of {2} (empty files?)", files, trainerId_,
                      trainers_);

@@ -70,11 +70,12 @@ llvm::Error startWatcher() {
   static std::string failure;
   std::call_once(once, [] {
     const sigset_t set = watchedSignals();
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    sigset_t before;
+    pthread_sigmask(SIG_BLOCK, &set, &before);
     try {
       std::thread(watch).detach(); // lives as long as the process
     } catch (const std::system_error &e) {
-      pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
       failure = e.what();
     }
   });

@@ -8,8 +8,12 @@ namespace oar::cuda {
 
 namespace {
 
+/// In double, then rounded, as the CPU kernel and the feeds compute it (log1pf can differ).
 template <typename T> __global__ void log1pElems(const T *x, T *out, int64_t n) {
-  OAR_CUDA_LOOP(i, n) { out[i] = copysign(log1p(fabs(x[i])), x[i]); }
+  OAR_CUDA_LOOP(i, n) {
+    double v = static_cast<double>(x[i]);
+    out[i] = static_cast<T>(copysign(log1p(fabs(v)), v));
+  }
 }
 
 template <typename T> __global__ void log1pGradElems(const T *x, const T *dout, T *dx, int64_t n) {

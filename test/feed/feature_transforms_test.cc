@@ -35,7 +35,8 @@ Tensor runUnary(const std::string &op, Tensor x, AttrList attrs) {
 
 TEST_CASE("log1p, bucketize and feature_key give the csv feed's dense values and keys",
           "[ops][feed]") {
-  std::vector<double> prices{0, 20.5, -3, 1e6, 0.25}, amounts{0.5, 1, 9.99, 10, 250};
+  // 0.1 and 0.3 are no f32: a boundary of 0.1 and an amount of 0.1 meet where rounding decides.
+  std::vector<double> prices{0, 20.5, -3, 1e6, 0.25}, amounts{0.1, 1, 9.99, 0.3, 250};
   std::vector<int64_t> hours{0, 7, 23, 12, 7};
   std::string path = scratchDir("feature_transforms") + "/clicks.csv";
   {
@@ -48,7 +49,7 @@ TEST_CASE("log1p, bucketize and feature_key give the csv feed's dense values and
   s.model = "wide_deep";
   s.format = "csv";
   s.schema = requireValue(
-      schemaFromFlags("clicked", "price:log1p,amount:bucketize:1:10:100", "hour:int"));
+      schemaFromFlags("clicked", "price:log1p,amount:bucketize:0.1:0.3:1:10:100", "hour:int"));
   s.data = {path};
   applyCtrDefaults(s, false, false, false, false);
   s.batchSize = 5;
@@ -68,10 +69,10 @@ TEST_CASE("log1p, bucketize and feature_key give the csv feed's dense values and
   Tensor hourKeys = runUnary("feature_key", Tensor::fromVector<int64_t>({5}, hours),
                              {{"column", std::string("hour")}});
   Tensor buckets = runUnary("bucketize", Tensor::fromVector<double>({5}, amounts),
-                            {{"boundaries", std::vector<float>{1, 10, 100}}});
+                            {{"boundaries", std::vector<float>{0.1f, 0.3f, 1, 10, 100}}});
   Tensor amountKeys = runUnary("feature_key", buckets.clone(), {{"column", std::string("amount")}});
   CHECK(std::vector<int64_t>(buckets.data<int64_t>(), buckets.data<int64_t>() + 5) ==
-        std::vector<int64_t>{0, 1, 1, 2, 3});
+        std::vector<int64_t>{0, 3, 3, 1, 5}); // 0.1 < 0.1f and 0.3 < 0.3f
   for (int64_t r = 0; r < 5; ++r) {
     INFO("row " << r);
     CHECK(static_cast<float>(logged.data<double>()[r]) == dense.data<float>()[r]);

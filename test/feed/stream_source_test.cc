@@ -93,7 +93,7 @@ TEST_CASE("a file or a trainer's share without rows is an error, not zero steps"
   CHECK(requireValue(countRows(dir + "/two.txt", 1, 2)) == 1);
   CHECK_THAT(errorText(countRows(dir + "/two.txt", 2, 3)),
              Contains("two.txt: trainer 2 of 3 gets no data rows (it reads lines i mod 3 = 2; the "
-                      "file has fewer than 3 data lines)"));
+                      "file has fewer than 3 data lines, or those are blank)"));
 }
 
 TEST_CASE("a line longer than the reader's bound is an error naming the file and line",
