@@ -54,7 +54,7 @@ std::string criteoLines(int n) {
     for (int j = 1; j < 13; ++j)
       text += "\t" + std::to_string(i * j % 97);
     for (int c = 0; c < 26; ++c)
-      text += "\t" + std::to_string(1000003 * (i + 1) * (c + 1) % 0xffffff);
+      text += "\t" + std::to_string(int64_t(1000003) * (i + 1) * (c + 1) % 0xffffff);
     text += "\n";
   }
   return text;
