@@ -4,32 +4,13 @@
 #include <set>
 
 #include "executor/criteo_feed.h"
+#include "test/support/ctr_data.h"
 #include "test/support/expect.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;
 
 namespace {
-
-proto::Block criteoBlock() {
-  proto::Block b;
-  declareVar(b, "label", proto::F32, {-1, 1});
-  declareVar(b, "dense", proto::F32, {-1, 13});
-  declareVar(b, "sparse", proto::I64, {-1, 26});
-  return b;
-}
-
-proto::DataFeed criteoFeed(std::vector<std::string> files, int64_t batch) {
-  proto::DataFeed f;
-  f.set_format("criteo");
-  for (auto &x : files)
-    f.add_files(x);
-  for (const char *c : {"label", "dense", "sparse"})
-    f.add_columns(c);
-  f.set_batch_size(batch);
-  f.set_epochs(1);
-  return f;
-}
 
 /// A Criteo line whose I1 is `id` and whose other fields are fixed.
 std::string lineWithId(int64_t id) {

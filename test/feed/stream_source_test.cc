@@ -2,6 +2,7 @@
 // share without rows, and a line too long to be a row.
 #include "executor/criteo_feed.h"
 #include "feed/line_reader.h"
+#include "test/support/ctr_data.h"
 #include "test/support/expect.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -10,29 +11,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-proto::Block criteoBlock() {
-  proto::Block b;
-  declareVar(b, "label", proto::F32, {-1, 1});
-  declareVar(b, "dense", proto::F32, {-1, 13});
-  declareVar(b, "sparse", proto::I64, {-1, 26});
-  return b;
-}
-
-proto::DataFeed criteoFeed(const std::string &file) {
-  proto::DataFeed f;
-  f.set_format("criteo");
-  f.add_files(file);
-  for (const char *c : {"label", "dense", "sparse"})
-    f.add_columns(c);
-  f.set_batch_size(16);
-  f.set_epochs(1);
-  return f;
-}
-
 /// Reads trainer `id` of `trainers`'s share of `file` to its end: its row count, or the error.
 llvm::Expected<int64_t> countRows(const std::string &file, int64_t id = 0, int64_t trainers = 1) {
   proto::Block block = criteoBlock();
-  auto src = openCriteoSource(criteoFeed(file), block, id, trainers);
+  auto src = openCriteoSource(criteoFeed({file}, 16), block, id, trainers);
   if (!src)
     return src.takeError();
   std::vector<Tensor> batch;

@@ -11,6 +11,26 @@
 
 namespace oar {
 
+proto::Block criteoBlock() {
+  proto::Block b;
+  declareVar(b, "label", proto::F32, {-1, 1});
+  declareVar(b, "dense", proto::F32, {-1, 13});
+  declareVar(b, "sparse", proto::I64, {-1, 26});
+  return b;
+}
+
+proto::DataFeed criteoFeed(std::vector<std::string> files, int64_t batch) {
+  proto::DataFeed f;
+  f.set_format("criteo");
+  for (auto &x : files)
+    f.add_files(x);
+  for (const char *c : {"label", "dense", "sparse"})
+    f.add_columns(c);
+  f.set_batch_size(batch);
+  f.set_epochs(1);
+  return f;
+}
+
 namespace {
 
 /// oar-gen-ctr's files with `lines` training lines, in a scratch directory removed at exit.

@@ -4,7 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "ir/program.h"
+
 namespace oar {
+
+/// A block declaring the criteo feed's vars (label f32[-1,1], dense f32[-1,13], sparse
+/// i64[-1,26]), and a criteo feed of `files` into them, one epoch.
+proto::Block criteoBlock();
+proto::DataFeed criteoFeed(std::vector<std::string> files, int64_t batch);
 
 /// oar-gen-ctr's files (train.txt: 40,000 lines, test.txt: 10,000) in a scratch directory, written
 /// once per process (ctest runs test cases as processes side by side: each writes its own copy)
