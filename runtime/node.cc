@@ -278,10 +278,15 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   const proto::Op *listen = listenOp(progs.main);
   if (!listen)
     return makeError("this program has no listen_and_serv op; is it a pserver program?");
-  auto saveLock =
-      lockSaveDir(opts.saveDir, saveLockJob(opts.cluster.jobId, progs.main.dist().plan_digest()));
+  std::string lockJob = saveLockJob(opts.cluster.jobId, progs.main.dist().plan_digest());
+  auto saveLock = lockSaveDir(opts.saveDir, lockJob);
   if (!saveLock)
     return saveLock.takeError();
+  // Checkpoints too: another job's pservers would delete ours as torn or old. A restarted
+  // pserver of this job shares the hold with the ones that kept running.
+  auto checkpointLock = lockSaveDir(opts.checkpointDir, lockJob, "--checkpoint-dir");
+  if (!checkpointLock)
+    return checkpointLock.takeError();
   RunEnv env;
   env.program = &progs.main;
   env.pserver.timeouts = opts.timeouts;

@@ -66,7 +66,8 @@ static int openLocked(const std::string &path, int how) {
 
 /// Fails naming the job when another running job holds a lock file in `dir`; removes the lock
 /// files of jobs that ended.
-static llvm::Error checkOtherJobs(llvm::StringRef dir, llvm::StringRef ownName) {
+static llvm::Error checkOtherJobs(llvm::StringRef dir, llvm::StringRef ownName,
+                                  llvm::StringRef flag) {
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
@@ -77,23 +78,24 @@ static llvm::Error checkOtherJobs(llvm::StringRef dir, llvm::StringRef ownName) 
       if (errno != EWOULDBLOCK)
         continue; // vanished meanwhile, or not ours to open: not a running job's hold
       llvm::StringRef other = name.drop_front(kPrefix.size()).drop_back(kSuffix.size());
-      return makeError("save directory {0} is in use by another running job ({1}, {2}): give "
-                       "another --save directory or wait for that job to end",
-                       dir, other, it->path());
+      return makeError("{3} directory {0} is in use by another running job ({1}, {2}): give "
+                       "another {3} directory or wait for that job to end",
+                       dir, other, it->path(), flag);
     }
     ::unlink(it->path().c_str()); // that job ended: its file goes
     ::close(fd);
   }
   if (ec)
-    return makeError("save directory {0}: cannot list it: {1}", dir, ec.message());
+    return makeError("{2} directory {0}: cannot list it: {1}", dir, ec.message(), flag);
   return llvm::Error::success();
 }
 
-llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job) {
+llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job,
+                                     llvm::StringRef flag) {
   if (dir.empty())
     return SaveLock();
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return makeError("save directory {0}: cannot create it: {1}", dir, ec.message());
+    return makeError("{2} directory {0}: cannot create it: {1}", dir, ec.message(), flag);
   std::string name = (kPrefix + fileSafe(job) + kSuffix).str();
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, name);
@@ -109,14 +111,14 @@ llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job) {
     if (fd >= 0)
       ::close(fd);
     else if (errno != EWOULDBLOCK)
-      return makeError("save directory {0}: cannot open lock file {1}: {2}", dir, path,
-                       std::strerror(errno));
+      return makeError("{3} directory {0}: cannot open lock file {1}: {2}", dir, path,
+                       std::strerror(errno), flag);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (lock.fd_ < 0)
-    return makeError("save directory {0}: lock file {1} stayed held exclusively for 1 s", dir,
-                     path);
-  if (llvm::Error err = checkOtherJobs(dir, name))
+    return makeError("{2} directory {0}: lock file {1} stayed held exclusively for 1 s", dir, path,
+                     flag);
+  if (llvm::Error err = checkOtherJobs(dir, name, flag))
     return err;
   return lock;
 }

@@ -1,4 +1,5 @@
-// A save directory held by one job while it runs, so two jobs never mix their files in it.
+// A save or checkpoint directory held by one job while it runs, so two jobs never mix (or
+// delete) each other's files in it.
 #pragma once
 
 #include <string>
@@ -20,14 +21,17 @@ public:
   ~SaveLock();
 
 private:
-  friend llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job);
+  friend llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job,
+                                              llvm::StringRef flag);
   int fd_ = -1;
 };
 
 /// Creates `dir` and holds it for job `job` until the lock goes. The nodes of one job share the
 /// hold; a directory that another running job holds is refused, naming that job. Lock files of
-/// jobs that ended are removed. An empty `dir` (nothing to save) holds nothing.
-llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job);
+/// jobs that ended are removed. An empty `dir` (nothing to save) holds nothing. `flag` names the
+/// option that gave `dir`, for the message.
+llvm::Expected<SaveLock> lockSaveDir(llvm::StringRef dir, llvm::StringRef job,
+                                     llvm::StringRef flag = "--save");
 
 /// The job a save lock is taken for: the launch's job id, else the plan digest that the nodes of
 /// one transpiled job share, else this process alone (a single-machine run).

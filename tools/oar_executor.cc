@@ -390,7 +390,10 @@ static int runSingle() {
                              "through oar-launch",
                              mainPath, mainProg.dist().role()));
   // Held until the run ends, so no other job saves into the directory meanwhile.
-  auto saveLock = exitOnErr(oar::runtime::lockSaveDir(saveDir, oar::runtime::saveLockJob("", "")));
+  std::string lockJob = oar::runtime::saveLockJob("", "");
+  auto saveLock = exitOnErr(oar::runtime::lockSaveDir(saveDir, lockJob));
+  auto checkpointLock =
+      exitOnErr(oar::runtime::lockSaveDir(checkpointDir, lockJob, "--checkpoint-dir"));
   oar::Executor exec(computePlace(mainProg, mainPath).device);
   oar::Scope scope;
   exitOnErr(exec.run(startupProg, scope));

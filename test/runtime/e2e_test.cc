@@ -541,6 +541,43 @@ TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runti
   CHECK_THAT(readFile(dir + "/ps.log"), Contains("stopped by signal 15"));
 }
 
+TEST_CASE("a checkpoint directory in use by one job's pserver is refused to another job's",
+          "[e2e][runtime][checkpoint]") {
+  // Two pservers of different jobs (different endpoints, so different plans) given one
+  // --checkpoint-dir: the second must refuse at once instead of deleting the first's files.
+  std::string dir = scratchDir("e2e_checkpoint_lock");
+  makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2");
+  auto ports = requireValue(runtime::freePorts(2));
+  auto pserver = [&](uint16_t port) {
+    std::string ep = "127.0.0.1:" + std::to_string(port);
+    return binDir() + "/oar-executor --role pserver --trainers 1 --pservers " + ep +
+           " --endpoint " + ep +
+           " --main model/main.pb --startup model/startup.pb --checkpoint-dir ckpt";
+  };
+  std::string out =
+      run("cd " + dir + " && (" + pserver(ports[0]) +
+          " > first.log 2>&1 & pid=$!; "
+          "for i in $(seq 300); do grep -q serving first.log && break; sleep 0.05; "
+          "done; timeout 20 " +
+          pserver(ports[1]) +
+          " > second.log 2>&1; echo \"second rc $?\"; kill -TERM $pid; wait $pid; true)");
+  std::string second = readFile(dir + "/second.log");
+  INFO(out << second);
+  CHECK_THAT(out, Contains("second rc 1"));
+  CHECK_THAT(second, Contains("--checkpoint-dir directory ckpt is in use by another running job"));
+  // One machine: the same, for two single-machine runs.
+  makeFitALine(dir + "/fit", "--batch-size=10 --epochs=100000");
+  std::string single = binDir() + "/oar-executor --main fit/main.pb --startup " +
+                       "fit/startup.pb --checkpoint-every 1000 --checkpoint-dir one";
+  out =
+      run("cd " + dir + " && (" + single + " > a.log 2>&1 & pid=$!; " +
+          "for i in $(seq 300); do grep -q 'step ' a.log && break; sleep 0.05; done; timeout 20 " +
+          single + " > b.log 2>&1; echo \"b rc $?\"; kill -TERM $pid; wait $pid; true)");
+  INFO(out << readFile(dir + "/b.log"));
+  CHECK_THAT(out, Contains("b rc 1"));
+  CHECK_THAT(readFile(dir + "/b.log"), Contains("directory one is in use by another running job"));
+}
+
 TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_dir");
   makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");

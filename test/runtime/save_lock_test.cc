@@ -13,7 +13,7 @@ TEST_CASE("a save directory is shared by one job's nodes and refused to another 
     SaveLock trainer = requireValue(lockSaveDir(dir, "job-a"));
     SaveLock pserver = requireValue(lockSaveDir(dir, "job-a")); // a second node of the job
     std::string why = errorText(lockSaveDir(dir, "job-b"));
-    CHECK_THAT(why, Contains("save directory " + dir +
+    CHECK_THAT(why, Contains("--save directory " + dir +
                              " is in use by another running job "
                              "(job-a, " +
                              dir + "/.oar-save.job-a.lock)"));
