@@ -53,7 +53,8 @@ std::vector<std::pair<std::string, uint64_t>> filesUnder(const std::string &root
 
 /// The CRC-32 of a file's bytes (zlib's), or an error naming it.
 llvm::Expected<uint32_t> fileCrc(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer)
     return makeError("{0}: cannot read: {1}", path, buffer.getError().message());
   llvm::StringRef bytes = (*buffer)->getBuffer();
@@ -138,6 +139,17 @@ std::optional<CheckpointManifest> readCompleteCheckpoint(const std::string &path
   if (listed.empty() || listed != filesUnder(path))
     return std::nullopt;
   return m;
+}
+
+void StepCheckpoints::dropAfter(int64_t step) {
+  bool dropped = false;
+  for (int64_t s : checkpointSteps(dir_))
+    if (s > step) {
+      llvm::sys::fs::remove_directories(pathOf(s));
+      dropped = true;
+    }
+  if (dropped)
+    syncDirectory(dir_);
 }
 
 std::string StepCheckpoints::pathOf(int64_t step) const {

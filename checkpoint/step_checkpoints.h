@@ -51,6 +51,9 @@ public:
   /// The MANIFEST of step `step` if it is complete and this job's.
   std::optional<CheckpointManifest> manifest(int64_t step) const;
   std::string pathOf(int64_t step) const;
+  /// Removes the checkpoints of steps after `step`: the job went back to `step`, so they hold a
+  /// future that will not happen, and a restart must never resume from one.
+  void dropAfter(int64_t step);
   const std::string &dir() const { return dir_; }
 
 private:

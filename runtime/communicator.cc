@@ -299,8 +299,18 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
   if (r.header.kind() == proto::HELLO)
     notePeerMemory(c, *msg);
   if (msg->inPeerMemory())
-    if (llvm::Error err = readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint, r.readInto))
+    if (llvm::Error err =
+            readPeerPayload(*msg, c.pserverPid, "pserver " + r.endpoint, r.readInto)) {
+      // Killed while we read its memory: lost, as when its socket closes, so a checkpointing
+      // job waits for its restart.
+      if (err.isA<PeerProcessGone>() && !c.completed) {
+        c.lost = true;
+        needsRecovery_ = true;
+        return makeError("{0}: lost pserver {1} while {2}: {3}", who(), r.endpoint, what,
+                         llvm::toString(std::move(err)));
+      }
       return makeError("{0}: {1}", who(), llvm::toString(std::move(err)));
+    }
   return msg;
 }
 
@@ -477,10 +487,12 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
       // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
       closeConnection(ep);
       auto waited = std::chrono::steady_clock::now() - start;
-      if (waited > timeouts_.connect || stopRequested())
+      if (waited > timeouts_.connect || stopRequested()) {
+        needsRecovery_ = false; // it had the connect timeout to come back: no more waiting
         return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3:f2} s; is it "
                          "running and is the address right?",
                          who(), ep, attempt, std::chrono::duration<double>(waited).count());
+      }
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
     }

@@ -87,6 +87,10 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
   return NodePrograms{result->pserver(*index), result->pserverStartup(*index)};
 }
 
+/// How many times in a row a trainer starts recovery over when another pserver is lost during
+/// it: each waits at most the connect timeout, so a job whose pservers keep dying still ends.
+static constexpr int kMaxRecoveriesInARow = 8;
+
 llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                        std::optional<EvalResult> &testResult) {
   const proto::DistributeInfo &dist = progs.main.dist();
@@ -153,20 +157,26 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     };
   // A pserver that went away may come back from its checkpoint (restarted with the same flags):
   // wait for it, bring every pserver back to that step, fetch its params and go on from there.
+  // Another pserver may be lost while the job goes back (or fetches the params again): that
+  // is one more pserver to wait for, so recovery starts over, a bounded number of times.
   train.recover = [&](llvm::Error err) -> llvm::Expected<int64_t> {
-    if (!comm.needsRecovery())
-      return err;
-    if (opts.log)
-      opts.log(llvm::formatv("trainer {0}: {1}; waiting up to {2} ms (the connect timeout) for "
-                             "it to restart from its checkpoint",
-                             id, llvm::toString(std::move(err)), opts.timeouts.connect.count())
-                   .str());
-    else
-      llvm::consumeError(std::move(err));
-    if (llvm::Error e = comm.reconnect(job))
-      return e;
-    if (llvm::Error e = exec.run(progs.startup, scope)) // the params of that step
-      return addContext(std::move(e), "fetching the params again");
+    for (int attempt = 1;; ++attempt) {
+      if (!comm.needsRecovery() || attempt > kMaxRecoveriesInARow)
+        return err;
+      if (opts.log)
+        opts.log(llvm::formatv("trainer {0}: {1}; waiting up to {2} ms (the connect timeout) for "
+                               "it to restart from its checkpoint",
+                               id, llvm::toString(std::move(err)), opts.timeouts.connect.count())
+                     .str());
+      else
+        llvm::consumeError(std::move(err));
+      err = comm.reconnect(job);
+      if (!err)
+        if (llvm::Error e = exec.run(progs.startup, scope)) // the params of that step
+          err = addContext(std::move(e), "fetching the params again");
+      if (!err)
+        break;
+    }
     if (opts.log)
       opts.log(
           llvm::formatv("trainer {0}: every pserver is back at step {1}; going on", id, comm.step())

@@ -14,11 +14,14 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "ir/error.h"
 #include "runtime/protocol.h"
 
 namespace oar::runtime {
+
+char PeerProcessGone::ID = 0;
 
 namespace {
 
@@ -172,9 +175,16 @@ llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, Tensor 
                        e.what());
     }
   }
-  if (!readFrom(pid, m.header.peer_address(), reuse ? into.raw() : payload.data(), n))
+  if (!readFrom(pid, m.header.peer_address(), reuse ? into.raw() : payload.data(), n)) {
+    if (errno == ESRCH) // no such process, or one exiting whose memory is gone
+      return llvm::make_error<PeerProcessGone>(
+          llvm::formatv("{0}: its process {1} ended while {2}'s {3} bytes were read from its "
+                        "memory",
+                        peer, pid, m.header.var(), n)
+              .str());
     return makeError("{0}: cannot read {1}'s {2} bytes from its memory (process {3}): {4}", peer,
                      m.header.var(), n, pid, std::strerror(errno));
+  }
   if (reuse)
     m.readInto = into.buffer();
   else

@@ -70,12 +70,25 @@ private:
 llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t n,
                             llvm::StringRef what);
 
+/// What readPeerPayload fails with when the process it reads from is gone (exited or killed,
+/// its memory released): the peer is lost, as when its socket closes, not merely unreadable.
+class PeerProcessGone : public llvm::ErrorInfo<PeerProcessGone> {
+public:
+  static char ID;
+  explicit PeerProcessGone(std::string message) : message_(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message_; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+
+private:
+  std::string message_;
+};
+
 /// Reads the payload of `m` (header.peer_address, dims x dtype bytes, checked by decodeMessage)
 /// into `m.payload` from process `pid`, which the sender's HELLO (or its reply) verified and
 /// which must be the process that sent `m`. `peer` names the sender in the error. When `into`
 /// (the old value of a fetched param, which nobody else holds) has that many bytes on the CPU,
 /// they land in its buffer instead of a fresh one, which would cost a page fault per page on
-/// the trainer's critical path.
+/// the trainer's critical path. Fails with PeerProcessGone when `pid` has no memory left to read.
 llvm::Error readPeerPayload(Message &m, pid_t pid, llvm::StringRef peer, Tensor into = {});
 
 } // namespace oar::runtime

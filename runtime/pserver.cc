@@ -106,6 +106,9 @@ struct PserverLoop::Impl {
     return types;
   }
   std::map<int64_t, std::string> failures; ///< trainers that completed with an error, and why
+  /// Sync: why the job cannot go on (a trainer failed or was replaced); everything but COMPLETE
+  /// is then refused with it, so every trainer fails instead of training on without one.
+  std::string syncBroken;
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
   std::vector<PendingGet> pending;
@@ -654,6 +657,9 @@ struct PserverLoop::Impl {
     if ((m.inPeerMemory() || h.landed()) && h.kind() != proto::SEND_VAR)
       return makeError("a {0} message cannot leave its payload in the sender's memory",
                        kindName(h.kind()));
+    // A HELLO still passes, so that its connection may then say COMPLETE (with its error).
+    if (!syncBroken.empty() && h.kind() != proto::COMPLETE && h.kind() != proto::HELLO)
+      return makeError("{0}", syncBroken);
     int64_t step = h.step(); // dispatch may move the message's contents away
     if (llvm::Error err = dispatch(peer, m, t))
       return err;
@@ -669,6 +675,19 @@ struct PserverLoop::Impl {
     case proto::HELLO:
       if (std::string why = checkJob(h, t); !why.empty())
         return makeError("{0}", why);
+      // Without checkpoints nothing takes a sync trainer back once it trained: a HELLO for its
+      // slot from another connection is a restart or a second process, and both break the job.
+      if (mode == "sync" && !checkpoints && live(t) && !helloPeer[t].empty() &&
+          helloPeer[t] != peer && barrierRound[t] > 0) {
+        lost[t] = true; // the process that trained in the slot is not waited for any more
+        peerMemory.retire(t, scope);
+        breakSyncJob(llvm::formatv("trainer {0} said HELLO again from another connection "
+                                   "after training: restarted, or a second process took its "
+                                   "slot",
+                                   t)
+                         .str());
+        return makeError("{0}", syncBroken);
+      }
       if (h.has_rollback_to())
         if (llvm::Error err = rollback(h.rollback_to(), t))
           return err;
@@ -778,7 +797,9 @@ struct PserverLoop::Impl {
       log("trainer " + std::to_string(t) +
           (h.error().empty() ? " completed" : " left after an error: " + h.error()));
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
-      return mode == "sync" ? tryOptimizeOrFail() : llvm::Error::success();
+      if (mode == "sync" && !h.error().empty() && syncBroken.empty())
+        breakSyncJob(llvm::formatv("trainer {0} left after an error ({1})", t, h.error()).str());
+      return mode == "sync" && syncBroken.empty() ? tryOptimizeOrFail() : llvm::Error::success();
     default:
       return makeError("a {0} message is not a request", kindName(h.kind()));
     }
@@ -857,6 +878,10 @@ struct PserverLoop::Impl {
         return err;
       tables = std::move(fresh);
     }
+    // Checkpoints past `step` belong to the steps now undone: a later restart must not go on
+    // from one of them.
+    if (llvm::Error err = checkpoints->dropAfter(step))
+      return err;
     tables.forgetKept();
     optimizedRounds = step;
     barrierRound.assign(fanin, step);
@@ -889,6 +914,17 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
   std::string fatal;
+
+  /// Sync: a trainer is gone for good, so no further step can be the job's. Every waiting
+  /// trainer is told now, the others at their next message; the pserver ends once all have
+  /// completed (with an error), and exits as a failed job.
+  void breakSyncJob(const std::string &what) {
+    syncBroken = what + "; a sync job does not go on without one of its trainers";
+    for (PendingGet &g : pending)
+      replyError(g.peer, g.header, syncBroken);
+    pending.clear();
+    log(syncBroken);
+  }
 
   /// Fails every waiting trainer with `why` and returns it as the server's error.
   llvm::Error failAll(const std::string &why) {

@@ -48,6 +48,13 @@ public:
   llvm::Error load(int64_t step, const proto::Program &program, Scope &scope,
                    PserverTables &tables);
   std::string pathOf(int64_t step) const { return steps_.pathOf(step); }
+  /// After the write in flight, removes the checkpoints of steps after `step` (the job went
+  /// back to it); that write's error.
+  llvm::Error dropAfter(int64_t step) {
+    llvm::Error err = writer_.wait();
+    steps_.dropAfter(step);
+    return err;
+  }
 
 private:
   StepCheckpoints steps_;

@@ -297,6 +297,40 @@ TEST_CASE("a trainer killed mid-run ends a sync job with errors naming it, and a
   CHECK_THAT(readFile(dir + "/async/pserver.0.log"), Contains("trainer(s) 1"));
 }
 
+TEST_CASE("a sync trainer stopped by SIGTERM, or restarted in its slot, fails every node and "
+          "nothing is saved",
+          "[e2e][runtime][fault]") {
+  // A trainer that fails cleanly says so (COMPLETE with its error): the survivor must not train
+  // on alone, exit 0 and save.
+  std::string dir = scratchDir("e2e_sync_trainer_fails");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
+  std::string out = runJob(dir + "/model", dir + "/term", "trainer.1", "0.3",
+                           "--mode sync --save " + dir + "/term/params", nullptr, "paddle1",
+                           "VICTIM_WAIT_FOR='step 1/' VICTIM_SIGNAL=TERM");
+  INFO(out);
+  CHECK_THAT(out, Contains("trainer.1 1") && Contains("trainer.0 1") && Contains("pserver.0 3") &&
+                      Contains("pserver.1 3"));
+  CHECK_THAT(readFile(dir + "/term/trainer.0.log"),
+             Contains("trainer 1 left after an error (trainer 1: step ") &&
+                 Contains("stopped by signal") &&
+                 Contains("; a sync job does not go on without one of its trainers"));
+  CHECK_FALSE(llvm::sys::fs::exists(dir + "/term/params/fc_0.w_0.npy"));
+
+  // Killed and started again at once, without checkpoints: the new process cannot take the
+  // slot of one that trained (it would start at step 0 beside a job at step N). A pserver that
+  // never hears of the new one waits for the killed one as for any killed trainer: the barrier
+  // timeout, short here.
+  out = runJob(dir + "/model", dir + "/again", "trainer.1", "0.3",
+               "--mode sync --barrier-timeout-ms 3000 --save " + dir + "/again/params", nullptr,
+               "paddle1", "VICTIM_WAIT_FOR='step 1/' RESTART_AFTER=0");
+  INFO(out);
+  CHECK_THAT(out, Contains("trainer.1.restarted 1") && Contains("trainer.0 1") &&
+                      !Contains("pserver.0 0") && !Contains("pserver.1 0"));
+  CHECK_THAT(readFile(dir + "/again/trainer.1.restarted.log"),
+             Contains("said HELLO again from another connection after training"));
+  CHECK_FALSE(llvm::sys::fs::exists(dir + "/again/params/fc_0.w_0.npy"));
+}
+
 TEST_CASE("a pserver killed mid-run makes the trainers exit naming its endpoint",
           "[e2e][runtime][fault]") {
   std::string dir = scratchDir("e2e_kill_pserver");

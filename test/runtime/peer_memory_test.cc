@@ -41,12 +41,21 @@ public:
   void end() {
     if (pid_ <= 0)
       return;
-    close(release_[1]);
+    if (release_[1] >= 0)
+      close(release_[1]);
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = 0;
   }
   pid_t pid() const { return pid_; }
+  /// Lets the child exit and waits until it has, leaving it unreaped (a zombie keeps its pid
+  /// but has no memory left), as a pserver killed while a trainer reads it.
+  void exitUnreaped() {
+    close(release_[1]);
+    release_[1] = -1;
+    siginfo_t info{};
+    REQUIRE(waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) == 0);
+  }
 
 private:
   int release_[2] = {-1, -1};
@@ -143,6 +152,24 @@ TEST_CASE("a payload in peer memory is read from the sender's process, not from 
   Message unverified = messageAt(values.data(), 4, twin.pid());
   CHECK_THAT(errorText(readPeerPayload(unverified, 0, "trainer 0")),
              Contains("offered no probe that reads back"));
+}
+
+TEST_CASE("reading the memory of a process that ended says the peer is gone, so that it counts "
+          "as lost",
+          "[runtime]") {
+  std::vector<float> values(1 << 16, 1.5f);
+  if (!mayReadChildren()) {
+    WARN("this host lets no process read a child's memory (Yama, seccomp): nothing to check");
+    return;
+  }
+  ForkedTwin twin;
+  twin.exitUnreaped();
+  Message m = messageAt(values.data(), static_cast<int64_t>(values.size()), twin.pid());
+  llvm::Error err = readPeerPayload(m, twin.pid(), "pserver 127.0.0.1:1");
+  REQUIRE(err.isA<PeerProcessGone>());
+  CHECK_THAT(llvm::toString(std::move(err)),
+             Contains("pserver 127.0.0.1:1: its process " + std::to_string(twin.pid()) +
+                      " ended while w@GRAD's 262144 bytes were read from its memory"));
 }
 
 TEST_CASE("a fetched param in peer memory is read into its old buffer when that has its size",

@@ -15,6 +15,9 @@
 #   asks a pserver for a checkpoint) leaves it running.
 #   VICTIM_SIGNALS (environment, default 1): send it this many times, 2 ms apart, while VICTIM
 #   runs.
+#   SECOND_VICTIM, SECOND_AFTER (environment, with RESTART_AFTER): SIGKILL this node too,
+#   SECOND_AFTER seconds after VICTIM was started again (while the job recovers from the first
+#   loss), and start it again RESTART_AFTER seconds later.
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
 # hang shows as status 124 instead of hanging the test.
 set -u
@@ -110,6 +113,18 @@ if [ "$victim" != none ]; then
     startNode "${victim%.*}" "${victim#*.}" "$out/$victim.restarted.log"
     nodes=$(echo "$nodes" | sed "s/$victim/$victim.restarted/")
     pids[$victim.restarted]=${pids[$victim]}
+    if [ -n "${SECOND_VICTIM:-}" ]; then
+      second=$SECOND_VICTIM
+      sleep "${SECOND_AFTER:-0}"
+      child=$(pgrep -P "${pids[$second]}")
+      [ -n "$child" ] && kill -KILL "$child"
+      wait "${pids[$second]}"
+      echo "$second $?"
+      sleep "$RESTART_AFTER"
+      startNode "${second%.*}" "${second#*.}" "$out/$second.restarted.log"
+      nodes=$(echo "$nodes" | sed "s/$second/$second.restarted/")
+      pids[$second.restarted]=${pids[$second]}
+    fi
   fi
 fi
 for node in $nodes; do
