@@ -644,8 +644,7 @@ struct PserverLoop::Impl {
                        t, kindName(h.kind()));
     // A HELLO starts the trainer's clock again (it reconnects after a pserver restarted).
     if (h.step() < 0 || (h.kind() != proto::HELLO && h.step() < lastStep[t]))
-      return makeError("step {0} goes back (trainer {1} was at step {2})", h.step(), t,
-                       lastStep[t]);
+      return makeError("step {0} goes back for trainer {1}", h.step(), t);
     if (completed[t] && h.kind() != proto::COMPLETE)
       return makeError("trainer {0} already completed", t);
     if (lost[t]) // its updates would land on a model the others moved on from
@@ -716,8 +715,8 @@ struct PserverLoop::Impl {
       if (llvm::Error err = refuseNonFinite(m, t))
         return err;
       if (mode == "sync" && h.step() != barrierRound[t])
-        return makeError("gradient {0} for step {1}, but trainer {2} is at step {3}", h.var(),
-                         h.step(), t, barrierRound[t]);
+        return makeError("gradient {0} for step {1}, which is not trainer {2}'s step", h.var(),
+                         h.step(), t);
       if (mode != "sync" && h.landed())
         return applyLanded(peer, t, h, it->getValue());
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
@@ -763,8 +762,8 @@ struct PserverLoop::Impl {
       if (!table)
         return table.takeError();
       if (mode == "sync" && h.step() != barrierRound[t])
-        return makeError("rows of {0} for step {1}, but trainer {2} is at step {3}", h.var(),
-                         h.step(), t, barrierRound[t]);
+        return makeError("rows of {0} for step {1}, which is not trainer {2}'s step", h.var(),
+                         h.step(), t);
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
       auto push = std::make_shared<Message>(std::move(m));
       if (mode == "sync") { // summed with the other trainers' at the step's barrier
@@ -780,8 +779,8 @@ struct PserverLoop::Impl {
     case proto::SEND_BARRIER:
       if (mode == "sync") {
         if (h.step() != barrierRound[t])
-          return makeError("send_barrier for step {0}, but trainer {1} is at step {2}", h.step(), t,
-                           barrierRound[t]);
+          return makeError("send_barrier for step {0}, which is not trainer {1}'s step", h.step(),
+                           t);
         ++barrierRound[t];
       }
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
@@ -833,15 +832,17 @@ struct PserverLoop::Impl {
   /// Why trainer `t`'s HELLO is not of this job, or "".
   std::string checkJob(const proto::MsgHeader &h, int64_t t) const {
     if (h.mode() != mode || h.trainers() != fanin || h.plan_digest() != digest)
+      // Only the sender's own values: the pserver's plan digest and launch id are what a HELLO
+      // is checked against, so a refusal must not hand them to whoever asks (its log has them).
       return llvm::formatv("job mismatch: trainer {0} runs mode {1} with {2} trainers and plan "
-                           "{3}, but this pserver runs mode {4} with {5} trainers and plan {6}; "
-                           "transpile both from the same program and flags",
-                           t, h.mode(), h.trainers(), h.plan_digest(), mode, fanin, digest)
+                           "{3}, which is not this pserver's job (its log names mode, trainers "
+                           "and plan); transpile both from the same program and flags",
+                           t, h.mode(), h.trainers(), h.plan_digest())
           .str();
     if (!opts.jobId.empty() && h.job_id() != opts.jobId)
-      return llvm::formatv("trainer {0} belongs to launch \"{1}\", but this pserver to launch "
-                           "\"{2}\"; a trainer of another oar-launch of the same model is refused",
-                           t, h.job_id(), opts.jobId)
+      return llvm::formatv("trainer {0} belongs to launch \"{1}\", but this pserver to another "
+                           "launch; a trainer of another oar-launch of the same model is refused",
+                           t, h.job_id())
           .str();
     return "";
   }
@@ -867,9 +868,9 @@ struct PserverLoop::Impl {
     if (rolledBackTo == step)
       return llvm::Error::success(); // another trainer asked first
     if (step > optimizedRounds)
-      return makeError("trainer {0} asks to go back to step {1}, but this pserver applied only "
-                       "{2} steps",
-                       by, step, optimizedRounds);
+      return makeError("trainer {0} asks to go back to step {1}, which this pserver has not "
+                       "applied",
+                       by, step);
     if (step < optimizedRounds) {
       PserverTables fresh; // rows added since then must go too
       if (llvm::Error err = fresh.init(program, scope, fanin))
@@ -1014,9 +1015,9 @@ struct PserverLoop::Impl {
                               ? std::to_string(opts.serviceThreads) + " service threads"
                               : std::string("the socket's thread");
     log(llvm::formatv("serving {0} param blocks and {1} distributed tables for {2} trainers in {3} "
-                      "mode, optimizing on {4}{5}",
+                      "mode (plan {6}), optimizing on {4}{5}",
                       paramBlocks.size(), tables.size(), fanin, mode, threads,
-                      opts.computeThreads.empty() ? "" : "; " + opts.computeThreads)
+                      opts.computeThreads.empty() ? "" : "; " + opts.computeThreads, digest)
             .str());
     while (anyLive()) {
       if (stopRequested())

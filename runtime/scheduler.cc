@@ -144,8 +144,8 @@ private:
           .str();
     // Without a launch id of its own, the scheduler takes the first accepted node's.
     if (msg.job_id() != jobId_ && !(jobId_.empty() && members_.empty()))
-      return llvm::formatv("this node belongs to launch \"{0}\", the scheduler to \"{1}\"",
-                           msg.job_id(), jobId_)
+      return llvm::formatv("this node belongs to launch \"{0}\", the scheduler to another",
+                           msg.job_id())
           .str();
     int64_t wanted = role == "pserver" ? opts_.pservers : opts_.trainers;
     int64_t have = llvm::count_if(members_, [&](const Member &m) { return m.role == role; });
