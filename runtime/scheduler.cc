@@ -379,6 +379,11 @@ llvm::Error runScheduler(const SchedulerOptions &opts) {
     return makeError("scheduler {0}: needs at least one pserver and one trainer (got {1} and {2}; "
                      "--pserver-count, --trainers)",
                      opts.endpoint, opts.pservers, opts.trainers);
+  // Nodes beat every second: under two beats, one late beat would count as a lost node.
+  if (opts.heartbeatTimeout < std::chrono::milliseconds(2000))
+    return makeError("scheduler {0}: --heartbeat-timeout-ms {1} is under 2000 (nodes send a "
+                     "heartbeat every 1000 ms)",
+                     opts.endpoint, opts.heartbeatTimeout.count());
   return Scheduler(opts).run();
 }
 

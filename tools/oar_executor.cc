@@ -120,6 +120,11 @@ static cl::opt<int64_t>
     registerTimeoutMs("register-timeout-ms",
                       cl::desc("with --scheduler: every node registering (default 60000)"),
                       cl::init(60000), cl::cat(jobCategory));
+static cl::opt<int64_t> heartbeatTimeoutMs(
+    "heartbeat-timeout-ms",
+    cl::desc("scheduler: a node silent this long is gone (heartbeats every 1000 ms; at least "
+             "2000; default 3000)"),
+    cl::init(3000), cl::cat(jobCategory));
 static cl::opt<int64_t> trainerId("trainer-id", cl::desc("this trainer's id"), cl::init(0),
                                   cl::cat(jobCategory));
 static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1),
@@ -304,6 +309,7 @@ static oar::runtime::SchedulerOptions schedulerOptions(const oar::runtime::Clust
   s.trainers = c.trainers;
   s.jobId = c.jobId;
   s.registerTimeout = std::chrono::milliseconds(registerTimeoutMs);
+  s.heartbeatTimeout = std::chrono::milliseconds(heartbeatTimeoutMs);
   s.curve = curveFromFlags();
   s.elastic = elastic;
   s.log = logLine;

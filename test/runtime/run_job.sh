@@ -15,6 +15,9 @@
 #   asks a pserver for a checkpoint) leaves it running.
 #   VICTIM_SIGNALS (environment, default 1): send it this many times, 2 ms apart, while VICTIM
 #   runs.
+#   VICTIM_RESUME_AFTER (environment): send VICTIM SIGCONT this many seconds after its signal
+#   (with VICTIM_SIGNAL=STOP: a node stalled for that long).
+#   SCHEDULER_FLAGS (environment): flags for the scheduler node (pslite, mindspore).
 #   SECOND_VICTIM, SECOND_AFTER (environment, with RESTART_AFTER): SIGKILL this node too,
 #   SECOND_AFTER seconds after VICTIM was started again (while the job recovers from the first
 #   loss), and start it again RESTART_AFTER seconds later.
@@ -80,7 +83,9 @@ nodes="pserver.0 pserver.1 trainer.0 trainer.1"
 case "${CONVENTION:-paddle1}" in
 pslite | mindspore)
   # shellcheck disable=SC2046
-  env $(nodeEnv scheduler 0) timeout 120 "$bin/oar-executor" >"$out/scheduler.log" 2>&1 &
+  # shellcheck disable=SC2086
+  env $(nodeEnv scheduler 0) timeout 120 "$bin/oar-executor" ${SCHEDULER_FLAGS:-} \
+    >"$out/scheduler.log" 2>&1 &
   pids[scheduler]=$!
   nodes="$nodes scheduler" ;;
 esac
@@ -105,6 +110,10 @@ if [ "$victim" != none ]; then
       sleep 0.002
       kill -"${VICTIM_SIGNAL:-KILL}" "$child" 2>/dev/null || break
     done
+    if [ -n "${VICTIM_RESUME_AFTER:-}" ]; then
+      sleep "$VICTIM_RESUME_AFTER"
+      kill -CONT "$child"
+    fi
   fi
   if [ -n "${RESTART_AFTER:-}" ]; then # start it again, as an operator or a supervisor would
     wait "${pids[$victim]}"

@@ -177,6 +177,30 @@ TEST_CASE("a killed trainer is reported by the scheduler to every other node wit
   CHECK(secs < 20); // registration, 0.5 s of training, 3 s of silence, the ends
 }
 
+TEST_CASE("the scheduler's --heartbeat-timeout-ms lets a sync job ride out a 4 s stall that "
+          "the default 3 s ends",
+          "[e2e][runtime][cluster][scheduler][fault]") {
+  std::string dir = scratchDir("e2e_scheduler_stall");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=400");
+  std::string stall = "VICTIM_WAIT_FOR='step 1/' VICTIM_SIGNAL=STOP VICTIM_RESUME_AFTER=4";
+  std::string out = runJob(dir + "/model", dir + "/long", "trainer.1", "0", "--mode sync", nullptr,
+                           "pslite", stall + " SCHEDULER_FLAGS='--heartbeat-timeout-ms 8000'");
+  INFO(out);
+  CHECK_THAT(out, Contains("trainer.0 0") && Contains("trainer.1 0") && Contains("scheduler 0"));
+  out = runJob(dir + "/model", dir + "/default", "trainer.1", "0", "--mode sync", nullptr, "pslite",
+               stall);
+  INFO(out);
+  CHECK_THAT(out, Contains("scheduler 1"));
+  CHECK_THAT(readFile(dir + "/default/scheduler.log"), Contains("no heartbeat for 3."));
+  CHECK_THAT(errorText(runScheduler([] {
+               SchedulerOptions o;
+               o.endpoint = "127.0.0.1:1", o.pservers = 1, o.trainers = 1;
+               o.heartbeatTimeout = std::chrono::milliseconds(1500);
+               return o;
+             }())),
+             Contains("--heartbeat-timeout-ms 1500 is under 2000"));
+}
+
 TEST_CASE("oar-launch --scheduler trains as oar-launch with endpoints handed out",
           "[e2e][runtime][cluster][scheduler]") {
   std::string dir = scratchDir("e2e_launch_scheduler");
