@@ -1,8 +1,14 @@
 // oar-launch's keys.
 #include "runtime/launch_keys.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <fstream>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ir/error.h"
 #include "runtime/curve.h"
@@ -20,6 +26,8 @@ llvm::Expected<std::unique_ptr<LaunchKeys>> LaunchKeys::create(int trainers) {
     return makeError("cannot make a directory for the job's keys ({0}): {1}", pattern,
                      strerror(errno));
   std::unique_ptr<LaunchKeys> keys(new LaunchKeys(pattern));
+  if (llvm::Error err = keys->startJanitor())
+    return err;
   auto write = [&](const std::string &stem) -> llvm::Expected<std::string> {
     auto pair = newCurveKeyPair();
     if (!pair)
@@ -44,7 +52,41 @@ llvm::Expected<std::unique_ptr<LaunchKeys>> LaunchKeys::create(int trainers) {
   return keys;
 }
 
-LaunchKeys::~LaunchKeys() { llvm::sys::fs::remove_directories(dir_); }
+llvm::Error LaunchKeys::startJanitor() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return makeError("cannot make a pipe for the keys' janitor: {0}", strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO); // dup2 clears CLOEXEC
+  // Not our output: a reader of it (a test, a pipeline) must not wait for the janitor.
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID); // a kill of our process group spares it
+  const char *argv[] = {
+      "sh", "-c", "cat >/dev/null; rm -rf -- \"$1\"", "oar-launch-janitor", dir_.c_str(), nullptr};
+  int rc = posix_spawn(&janitor_, "/bin/sh", &actions, &attr, const_cast<char **>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(fds[0]);
+  if (rc != 0) {
+    ::close(fds[1]);
+    janitor_ = -1;
+    return makeError("cannot start the keys' janitor (/bin/sh): {0}", strerror(rc));
+  }
+  janitorPipe_ = fds[1];
+  return llvm::Error::success();
+}
+
+LaunchKeys::~LaunchKeys() {
+  llvm::sys::fs::remove_directories(dir_);
+  if (janitorPipe_ >= 0)
+    ::close(janitorPipe_);
+  if (janitor_ > 0)
+    waitpid(janitor_, nullptr, 0); // it ends at once: the pipe closed
+}
 
 std::vector<std::string> LaunchKeys::pserverArgs() const {
   return {"--curve-secret", dir_ + "/pserver.key", "--curve-allow", dir_ + "/trainers.allow"};

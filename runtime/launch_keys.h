@@ -1,6 +1,8 @@
 // The CURVE keys oar-launch makes for a local job.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +23,12 @@ public:
 
 private:
   explicit LaunchKeys(std::string dir) : dir_(std::move(dir)) {}
+  /// Starts a process, in a session of its own, that removes the directory once this process
+  /// is gone however it ends: killed with SIGKILL, the destructor never runs.
+  llvm::Error startJanitor();
   std::string dir_;
+  int janitorPipe_ = -1; ///< the write end: its close (at our exit) wakes the janitor
+  pid_t janitor_ = -1;
 };
 
 } // namespace oar::runtime

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unistd.h>
 
 #include "executor/finite_check.h"
 #include "executor/threads.h"
@@ -76,6 +77,23 @@ std::string peerAddress(const zmq::message_t &frame) {
     return "local";
   }
 }
+
+/// Why a keyless pserver on loopback refuses the sender of `frame`, or "": the local socket
+/// gives "host:uid:gid:pid" (from SO_PEERCRED), TCP an IP address and no user.
+std::string strangerRefusal(const zmq::message_t &frame) {
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  std::string address = peerAddress(frame);
+  llvm::StringRef(address).split(parts, ':');
+  unsigned long uid = 0;
+  if (parts.size() != 4 || parts[1].getAsInteger(10, uid))
+    return "without CURVE keys this pserver serves only its own user's processes over its local "
+           "socket, not TCP peers (OAR_LOCAL_TCP=1 on every node serves TCP, from any user of "
+           "the host; CURVE keys authenticate)";
+  if (uid != getuid())
+    return "a process of another user (uid " + std::to_string(uid) +
+           ") is refused: without CURVE keys this pserver serves only its own user's processes";
+  return "";
+}
 } // namespace
 
 struct PserverLoop::Impl {
@@ -109,6 +127,8 @@ struct PserverLoop::Impl {
   /// Sync: why the job cannot go on (a trainer failed or was replaced); everything but COMPLETE
   /// is then refused with it, so every trainer fails instead of training on without one.
   std::string syncBroken;
+  /// Keyless on loopback: only processes of this user, over the local socket, are served.
+  bool ownUserOnly = false;
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
   std::vector<PendingGet> pending;
@@ -261,6 +281,9 @@ struct PserverLoop::Impl {
     // Trainers on this host connect over IPC (see localIpcAddress). Holding the TCP port makes
     // the name ours; if something else holds it anyway, refuse rather than let trainers reach it.
     if (std::optional<std::string> ipc = localIpcAddress(endpoint)) {
+      // Without keys nothing proves who a peer is, but the kernel names a local socket's user:
+      // take only ours, and no TCP peer (any user of the host could be one).
+      ownUserOnly = !opts.curve.enabled();
       try {
         socket.bind(*ipc);
       } catch (const zmq::error_t &e) {
@@ -268,6 +291,11 @@ struct PserverLoop::Impl {
                          endpoint, *ipc, e.what());
       }
     }
+    if (!ownUserOnly && !opts.curve.enabled() && isLoopbackEndpoint(bind))
+      log("warning: serving " + bind +
+          " over TCP without CURVE keys: a process of any user on "
+          "this host can join the job, read and change the model (unset OAR_LOCAL_TCP to serve "
+          "only this user's processes, or give keys)");
     if (onBound)
       onBound(boundTcp);
     return llvm::Error::success();
@@ -1038,8 +1066,15 @@ struct PserverLoop::Impl {
       }
       if (!frames)
         continue;
-      lastActivity = Clock::now();
       std::string identity((*frames)[0].data<char>(), (*frames)[0].size());
+      if (ownUserOnly)
+        if (std::string why = strangerRefusal(frames->back()); !why.empty()) {
+          logRejection(frames->back(),
+                       "rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
+          replyError(identity, proto::MsgHeader(), why);
+          continue;
+        }
+      lastActivity = Clock::now();
       auto msg = decodeMessage(*frames, 1);
       if (!msg) {
         std::string why = llvm::toString(msg.takeError());

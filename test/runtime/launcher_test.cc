@@ -7,8 +7,8 @@
 #include "test/support/job.h"
 
 using namespace oar;
-using oar::runtime::nodeThreadsFlag;
 using Catch::Matchers::Contains;
+using oar::runtime::nodeThreadsFlag;
 
 TEST_CASE("oar-launch adds a node's share of threads only where none was set by hand",
           "[runtime]") {
@@ -41,8 +41,9 @@ TEST_CASE("oar-launch that cannot start a node stops the nodes it started and si
   if (runCommand("setpriv --reuid=65534 --regid=65534 --clear-groups test -x " + binDir() +
                      "/oar-launch",
                  out) != 0) {
-    WARN("skipped: user nobody cannot run " << binDir() << "/oar-launch (a folder above it is "
-                                                              "closed to others)");
+    WARN("skipped: user nobody cannot run " << binDir()
+                                            << "/oar-launch (a folder above it is "
+                                               "closed to others)");
     return;
   }
   // Nobody cannot enter the test scratch folder (0750): the model goes to a folder of its own.
@@ -66,4 +67,22 @@ TEST_CASE("oar-launch that cannot start a node stops the nodes it started and si
     CHECK_THAT(out, Contains("sentinel alive"));
   }
   runCommand("rm -rf " + dir, out);
+}
+
+TEST_CASE("oar-launch killed with SIGKILL leaves no keys behind", "[runtime][e2e][curve]") {
+  // Its destructor never runs: a janitor process of its own removes the key directory.
+  std::string dir = scratchDir("launch_keys_sigkill");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=3000");
+  std::string out = run(
+      "cd " + dir + " && mkdir -p tmp && (TMPDIR=" + dir + "/tmp " + binDir() +
+      "/oar-launch --server-num=1 --worker-num=1 --timeout=60 model > launch.log 2>&1 & pid=$!; "
+      "for i in $(seq 600); do grep -q 'step ' launch.log && break; sleep 0.05; done; "
+      "echo \"keys before: $(ls tmp | grep -c oar-launch-keys)\"; kill -KILL $pid; wait $pid; "
+      "for i in $(seq 100); do [ -z \"$(ls tmp)\" ] && break; sleep 0.05; done; "
+      "echo \"keys after: $(ls tmp | grep -c oar-launch-keys)\"; "
+      // The nodes it left (ours, named by this test's model path) go too.
+      "pkill -KILL -f 'oar-executo[r] .*" +
+      dir + "/model' ; true)");
+  INFO(out << readFile(dir + "/launch.log"));
+  CHECK_THAT(out, Contains("keys before: 1") && Contains("keys after: 0"));
 }

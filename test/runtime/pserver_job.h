@@ -81,11 +81,12 @@ struct OnePserverJob {
   }
 };
 
-/// A bare DEALER connected to a pserver, for messages no Communicator would send.
+/// A bare DEALER connected to a pserver as a trainer of this host is (its local socket: a keyless
+/// pserver on loopback takes no TCP peer), for messages no Communicator would send.
 inline zmq::socket_t rawClient(zmq::context_t &ctx, const std::string &endpoint) {
   zmq::socket_t raw(ctx, zmq::socket_type::dealer);
   raw.set(zmq::sockopt::linger, 0);
-  raw.connect(zmqAddress(endpoint));
+  raw.connect(connectAddress(endpoint));
   return raw;
 }
 

@@ -1,0 +1,60 @@
+// A keyless job on one host serves only its own user's processes: another user's process can
+// neither join it, read a param nor end it.
+#include <cstdlib>
+#include <unistd.h>
+
+#include "runtime/launcher.h"
+#include "test/support/expect.h"
+#include "test/support/job.h"
+
+using namespace oar;
+using Catch::Matchers::Contains;
+
+TEST_CASE("without CURVE keys a pserver on loopback refuses every process of another user, over "
+          "its local socket and over TCP",
+          "[runtime][e2e][security]") {
+  std::string out;
+  if (geteuid() != 0 || runCommand("command -v setpriv", out) != 0) {
+    WARN("skipped: needs root and setpriv (to run a trainer as another user)");
+    return;
+  }
+  if (runCommand("setpriv --reuid=65534 --regid=65534 --clear-groups test -x " + binDir() +
+                     "/oar-executor",
+                 out) != 0) {
+    WARN("skipped: user nobody cannot run " << binDir()
+                                            << "/oar-executor (a folder above it is "
+                                               "closed to others)");
+    return;
+  }
+  // Nobody cannot enter the test scratch folder (0750): the model goes to a folder of its own.
+  char tmpl[] = "/tmp/oar-keyless-test.XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=2");
+  REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
+  std::string ep = "127.0.0.1:" + std::to_string(requireValue(runtime::freePorts(1))[0]);
+  std::string node = binDir() + "/oar-executor --pservers " + ep +
+                     " --trainers 1 --main model/main.pb --startup model/startup.pb "
+                     "--connect-timeout-ms 3000 --reply-timeout-ms 3000 ";
+  std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  out = run("cd " + dir + " && (" + node + "--role pserver --endpoint " + ep +
+            " > ps.log 2>&1 & pid=$!; "
+            "for i in $(seq 300); do grep -q serving ps.log && break; sleep 0.05; done; " +
+            // The trainer's own direct link refuses a pserver of another user; through libzmq
+            // (OAR_DIRECT_LINKS=0) it reaches the socket, where the pserver must refuse it.
+            nobody + "env OAR_DIRECT_LINKS=0 " + node +
+            "--role trainer --trainer-id 0 > ipc.log 2>&1; echo \"ipc rc $?\"; " + nobody +
+            "env OAR_LOCAL_TCP=1 " + node +
+            "--role trainer --trainer-id 0 > tcp.log 2>&1; echo \"tcp rc $?\"; " + node +
+            "--role trainer --trainer-id 0 --save own > own.log 2>&1; echo \"own rc $?\"; "
+            "wait $pid; echo \"pserver rc $?\")");
+  std::string logs = readFile(dir + "/ipc.log") + readFile(dir + "/tcp.log") +
+                     readFile(dir + "/own.log") + readFile(dir + "/ps.log");
+  INFO(out << logs);
+  CHECK_THAT(out, Contains("ipc rc 1") && Contains("tcp rc 1") && Contains("own rc 0") &&
+                      Contains("pserver rc 0"));
+  CHECK_THAT(readFile(dir + "/ipc.log"),
+             Contains("a process of another user (uid 65534) is refused"));
+  CHECK_THAT(readFile(dir + "/tcp.log"), Contains("not TCP peers"));
+  runCommand("rm -rf " + dir, out);
+}
