@@ -21,8 +21,6 @@
 
 namespace oar::runtime {
 
-char PeerProcessGone::ID = 0;
-
 namespace {
 
 using Probe = std::array<unsigned char, 16>;

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include "executor/tensor.h"
+#include "ir/error.h"
 #include "runtime/message.pb.h"
 #include "zmq.hpp"
 #include "llvm/Support/Error.h"
@@ -72,16 +73,7 @@ llvm::Error writePeerMemory(pid_t pid, uint64_t address, const void *src, size_t
 
 /// What readPeerPayload fails with when the process it reads from is gone (exited or killed,
 /// its memory released): the peer is lost, as when its socket closes, not merely unreadable.
-class PeerProcessGone : public llvm::ErrorInfo<PeerProcessGone> {
-public:
-  static char ID;
-  explicit PeerProcessGone(std::string message) : message_(std::move(message)) {}
-  void log(llvm::raw_ostream &os) const override { os << message_; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
-
-private:
-  std::string message_;
-};
+using PeerProcessGone = KindedError<struct PeerProcessGoneKind>;
 
 /// Reads the payload of `m` (header.peer_address, dims x dtype bytes, checked by decodeMessage)
 /// into `m.payload` from process `pid`, which the sender's HELLO (or its reply) verified and

@@ -33,8 +33,6 @@
 
 namespace oar::runtime {
 
-char TrainersFailedError::ID = 0;
-
 using Clock = std::chrono::steady_clock;
 /// Elastic async: at most this many trainer ids, joined ones included.
 constexpr int64_t kMaxElasticTrainers = 1024;

@@ -6,6 +6,7 @@
 
 #include "checkpoint/load_model.h"
 #include "executor/executor.h"
+#include "ir/error.h"
 #include "runtime/curve.h"
 #include "runtime/protocol.h"
 
@@ -64,16 +65,7 @@ struct PserverOptions {
 inline constexpr int kExitOtherNodeFailed = 3;
 
 /// A pserver's run ended because trainers completed with errors (the text names them).
-class TrainersFailedError : public llvm::ErrorInfo<TrainersFailedError> {
-public:
-  static char ID;
-  explicit TrainersFailedError(std::string message) : message_(std::move(message)) {}
-  void log(llvm::raw_ostream &os) const override { os << message_; }
-  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
-
-private:
-  std::string message_;
-};
+using TrainersFailedError = KindedError<struct TrainersFailedKind>;
 
 class PserverLoop {
 public:

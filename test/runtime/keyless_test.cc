@@ -14,16 +14,8 @@ TEST_CASE("without CURVE keys a pserver on loopback refuses every process of ano
           "its local socket and over TCP",
           "[runtime][e2e][security]") {
   std::string out;
-  if (geteuid() != 0 || runCommand("command -v setpriv", out) != 0) {
-    WARN("skipped: needs root and setpriv (to run a trainer as another user)");
-    return;
-  }
-  if (runCommand("setpriv --reuid=65534 --regid=65534 --clear-groups test -x " + binDir() +
-                     "/oar-executor",
-                 out) != 0) {
-    WARN("skipped: user nobody cannot run " << binDir()
-                                            << "/oar-executor (a folder above it is "
-                                               "closed to others)");
+  if (std::string why = whyNobodyCannotRun("oar-executor"); !why.empty()) {
+    WARN("skipped: " << why);
     return;
   }
   // Nobody cannot enter the test scratch folder (0750): the model goes to a folder of its own.

@@ -33,17 +33,8 @@ TEST_CASE("oar-launch that cannot start a node stops the nodes it started and si
   // every process of the user's. The launch runs as nobody under a process limit (root has
   // none), in a PID namespace of its own, beside a process of nobody's outside the job.
   std::string out;
-  if (geteuid() != 0 || runCommand("command -v unshare && command -v setpriv", out) != 0) {
-    WARN("skipped: needs root, unshare and setpriv (a process limit for another user, in a "
-         "PID namespace of its own)");
-    return;
-  }
-  if (runCommand("setpriv --reuid=65534 --regid=65534 --clear-groups test -x " + binDir() +
-                     "/oar-launch",
-                 out) != 0) {
-    WARN("skipped: user nobody cannot run " << binDir()
-                                            << "/oar-launch (a folder above it is "
-                                               "closed to others)");
+  if (std::string why = whyNobodyCannotRun("oar-launch", {"unshare"}); !why.empty()) {
+    WARN("skipped: " << why << "; a process limit for another user, in a PID namespace");
     return;
   }
   // Nobody cannot enter the test scratch folder (0750): the model goes to a folder of its own.

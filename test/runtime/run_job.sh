@@ -78,6 +78,16 @@ startNode() {
     --main "$model/main.pb" --startup "$model/startup.pb" "${flags[@]}" >"$3" 2>&1 &
   pids[$1.$2]=$!
 }
+# restartNode NODE: waits for NODE (killed) to end, prints its status and starts it again
+# RESTART_AFTER seconds later, logging to NODE.restarted.log.
+restartNode() {
+  wait "${pids[$1]}"
+  echo "$1 $?"
+  sleep "$RESTART_AFTER"
+  startNode "${1%.*}" "${1#*.}" "$out/$1.restarted.log"
+  nodes=$(echo "$nodes" | sed "s/$1/$1.restarted/")
+  pids[$1.restarted]=${pids[$1]}
+}
 flags=("$@")
 nodes="pserver.0 pserver.1 trainer.0 trainer.1"
 case "${CONVENTION:-paddle1}" in
@@ -116,23 +126,12 @@ if [ "$victim" != none ]; then
     fi
   fi
   if [ -n "${RESTART_AFTER:-}" ]; then # start it again, as an operator or a supervisor would
-    wait "${pids[$victim]}"
-    echo "$victim $?"
-    sleep "$RESTART_AFTER"
-    startNode "${victim%.*}" "${victim#*.}" "$out/$victim.restarted.log"
-    nodes=$(echo "$nodes" | sed "s/$victim/$victim.restarted/")
-    pids[$victim.restarted]=${pids[$victim]}
+    restartNode "$victim"
     if [ -n "${SECOND_VICTIM:-}" ]; then
-      second=$SECOND_VICTIM
       sleep "${SECOND_AFTER:-0}"
-      child=$(pgrep -P "${pids[$second]}")
+      child=$(pgrep -P "${pids[$SECOND_VICTIM]}")
       [ -n "$child" ] && kill -KILL "$child"
-      wait "${pids[$second]}"
-      echo "$second $?"
-      sleep "$RESTART_AFTER"
-      startNode "${second%.*}" "${second#*.}" "$out/$second.restarted.log"
-      nodes=$(echo "$nodes" | sed "s/$second/$second.restarted/")
-      pids[$second.restarted]=${pids[$second]}
+      restartNode "$SECOND_VICTIM"
     fi
   fi
 fi

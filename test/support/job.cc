@@ -1,8 +1,11 @@
 // Real jobs for end-to-end tests.
 #include "test/support/job.h"
 
+#include <unistd.h>
+
 #include "runtime/launcher.h"
 #include "test/support/expect.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace oar {
 
@@ -55,6 +58,22 @@ std::string runJob(const std::string &model, const std::string &out, const std::
   return run(env + " CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
              binDir() + " " + model + " " + out + " " + std::to_string(ports[0]) + " " +
              std::to_string(ports[1]) + " " + victim + " " + after + " " + flags);
+}
+
+std::string whyNobodyCannotRun(const std::string &tool, const std::vector<std::string> &alsoNeeds) {
+  std::string out, check = "command -v setpriv";
+  for (const std::string &c : alsoNeeds)
+    check += " && command -v " + c;
+  if (geteuid() != 0 || runCommand(check, out) != 0)
+    return "needs root and setpriv" +
+           (alsoNeeds.empty() ? std::string() : ", " + llvm::join(alsoNeeds, ", ")) +
+           " (to run a process as another user)";
+  if (runCommand("setpriv --reuid=65534 --regid=65534 --clear-groups test -x " + binDir() + "/" +
+                     tool,
+                 out) != 0)
+    return "user nobody cannot run " + binDir() + "/" + tool +
+           " (a folder above it is closed to others)";
+  return "";
 }
 
 } // namespace oar

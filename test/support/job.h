@@ -29,4 +29,10 @@ std::string runJob(const std::string &model, const std::string &out, const std::
                    std::vector<int> *portsOut = nullptr, const std::string &convention = "paddle1",
                    const std::string &env = "");
 
+/// Why this test cannot run tool `tool` (in binDir()) as user nobody through setpriv, or "" when
+/// it can: that needs root, setpriv, the commands in `alsoNeeds`, and folders above the tool
+/// open to others.
+std::string whyNobodyCannotRun(const std::string &tool,
+                               const std::vector<std::string> &alsoNeeds = {});
+
 } // namespace oar
