@@ -15,4 +15,11 @@ void keepFreedMemoryForReuse() {
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
 }
 
+void boundFreedMemory() {
+  if (!std::getenv("MALLOC_MMAP_THRESHOLD_"))
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  if (!std::getenv("MALLOC_TRIM_THRESHOLD_"))
+    mallopt(M_TRIM_THRESHOLD, 32 << 20);
+}
+
 } // namespace oar::runtime

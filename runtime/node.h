@@ -8,6 +8,7 @@
 #include "runtime/cluster.h"
 #include "runtime/curve.h"
 #include "runtime/protocol.h"
+#include "runtime/table_budget.h"
 #include "transpiler/config.h"
 
 namespace oar::runtime {
@@ -28,6 +29,8 @@ struct NodeOptions {
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
   int checkpointKeep = 3;
+  /// Pservers: the memory their distributed tables may hold (PserverOptions::tableBudget).
+  TableBudget tableBudget;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
   /// Async: trainers may join the running job (ids past the count; PserverOptions::elastic).

@@ -137,6 +137,9 @@ struct PserverLoop::Impl {
   std::vector<int> blockThread;
   llvm::StringMap<int> varThread;
   PserverTables tables;
+  /// What the table budget had done when the log last said (see logTableRoom).
+  RoomCounts roomLogged;
+  std::optional<Clock::time_point> roomLoggedAt;
   std::optional<PserverCheckpoints> checkpoints;
   /// Async and GEO: the job step of the next checkpoint, and each trainer's step in the
   /// checkpoint this pserver resumed from.
@@ -207,7 +210,7 @@ struct PserverLoop::Impl {
     }
     if (!replies.valid())
       return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
-    if (llvm::Error err = tables.init(program, scope, fanin))
+    if (llvm::Error err = tables.init(program, scope, fanin, opts.tableBudget))
       return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     std::optional<int64_t> resumeStep;
     if (!opts.checkpointDir.empty()) {
@@ -614,6 +617,31 @@ struct PserverLoop::Impl {
   }
   /// Async and GEO: a checkpoint every checkpointEvery steps of the job (or on SIGUSR1), once
   /// every update queued before it has landed.
+  /// "E rows evicted, K keys refused, C admission counters forgotten".
+  static std::string describeRoom(const RoomCounts &c) {
+    return llvm::formatv("{0} rows evicted, {1} keys refused, {2} admission counters forgotten",
+                         c.evicted, c.refused, c.countersForgotten)
+        .str();
+  }
+
+  /// Says what the table budget has done: when it first acts, then at most every 10 s while
+  /// it goes on acting.
+  void logTableRoom() {
+    if (!opts.tableBudget.limited())
+      return;
+    RoomCounts now = tables.roomCounts();
+    if (now.evicted == roomLogged.evicted && now.refused == roomLogged.refused &&
+        now.countersForgotten == roomLogged.countersForgotten)
+      return;
+    if (roomLoggedAt && Clock::now() - *roomLoggedAt < std::chrono::seconds(10))
+      return;
+    log(llvm::formatv("distributed tables are full ({0} rows a table): {1} so far",
+                      tables.rowsPerTable(), describeRoom(now))
+            .str());
+    roomLogged = now;
+    roomLoggedAt = Clock::now();
+  }
+
   llvm::Error maybeCheckpointAsync() {
     if (!checkpoints || mode == "sync")
       return llvm::Error::success();
@@ -899,7 +927,7 @@ struct PserverLoop::Impl {
                        by, step);
     if (step < optimizedRounds) {
       PserverTables fresh; // rows added since then must go too
-      if (llvm::Error err = fresh.init(program, scope, fanin))
+      if (llvm::Error err = fresh.init(program, scope, fanin, opts.tableBudget))
         return err;
       if (llvm::Error err = checkpoints->load(step, program, scope, fresh))
         return err;
@@ -1045,6 +1073,10 @@ struct PserverLoop::Impl {
                       paramBlocks.size(), tables.size(), fanin, mode, threads,
                       opts.computeThreads.empty() ? "" : "; " + opts.computeThreads, digest)
             .str());
+    if (opts.tableBudget.limited() && tables.size() > 0)
+      log(llvm::formatv("distributed tables: {0}: at most {1} rows a table",
+                        opts.tableBudget.describe(), tables.rowsPerTable())
+              .str());
     while (anyLive()) {
       if (stopRequested())
         return failAll("stopped by signal " + std::to_string(stopSignal()));
@@ -1097,6 +1129,7 @@ struct PserverLoop::Impl {
       }
       if (llvm::Error err = maybeCheckpointAsync())
         return err;
+      logTableRoom();
     }
     // Updates still queued land before the params are saved.
     if (llvm::Error err = workers->drain())
@@ -1121,8 +1154,13 @@ struct PserverLoop::Impl {
               .str());
     }
     if (tables.size() > 0) {
-      log(llvm::formatv("distributed tables hold {0} rows in {1} bytes", tables.rows(),
-                        tables.bytesHeld())
+      std::string budget;
+      if (opts.tableBudget.limited())
+        budget = llvm::formatv(" ({0} MB budget: {1})", opts.tableBudget.bytes >> 20,
+                               describeRoom(tables.roomCounts()))
+                     .str();
+      log(llvm::formatv("distributed tables hold {0} rows in {1} bytes{2}", tables.rows(),
+                        tables.bytesHeld(), budget)
               .str());
       if (!opts.tableSaveDir.empty())
         if (llvm::Error err = tables.save(opts.tableSaveDir))
@@ -1157,6 +1195,8 @@ PserverLoop::~PserverLoop() = default;
 
 llvm::Error PserverLoop::run() {
   keepFreedMemoryForReuse(); // gradients arrive every step
+  if (impl_->opts.tableBudget.limited())
+    boundFreedMemory(); // what was promised, over speed
   impl_->onBound = onBound;
   return impl_->loop();
 }

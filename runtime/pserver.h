@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "runtime/curve.h"
 #include "runtime/protocol.h"
+#include "runtime/table_budget.h"
 
 namespace oar::runtime {
 
@@ -43,6 +44,9 @@ struct PserverOptions {
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
   int checkpointKeep = 3;
+  /// Distributed tables' memory (--table-memory-mb, --table-full): rows and admission counters
+  /// stay within it; the log says what the limit did.
+  TableBudget tableBudget;
   /// CURVE: only trainers whose public key is in `curve.allowed` can connect, and traffic is
   /// encrypted. Without it, traffic is plain and the pserver binds 127.0.0.1 by default.
   CurveConfig curve;

@@ -13,7 +13,8 @@
 
 namespace oar::runtime {
 
-llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int64_t fanin) {
+llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int64_t fanin,
+                                const TableBudget &budget) {
   pserverIndex_ = program.dist().pserver_index();
   routing_.numPservers = std::max(1, program.dist().pservers_size());
   for (const proto::Op &op : program.blocks(0).ops()) {
@@ -69,7 +70,25 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
     h.kept.resize(fanin);
     held_.push_back(std::move(h));
   }
+  if (!budget.limited() || held_.empty())
+    return llvm::Error::success();
+  std::vector<SparseTableConfig> configs;
+  for (const Held &h : held_)
+    configs.push_back(h.table->config());
+  auto rows = runtime::rowsPerTable(budget, configs);
+  if (!rows)
+    return rows.takeError();
+  rowsPerTable_ = *rows;
+  for (Held &h : held_)
+    h.table->setRoom(rowsPerTable_, budget.whenFull);
   return llvm::Error::success();
+}
+
+RoomCounts PserverTables::roomCounts() const {
+  RoomCounts all;
+  for (const Held &h : held_)
+    all += h.table->roomCounts();
+  return all;
 }
 
 llvm::Expected<size_t> PserverTables::check(const Message &m) const {

@@ -8,6 +8,7 @@
 #include "runtime/protocol.h"
 #include "runtime/sparse_routing.h"
 #include "runtime/sparse_table.h"
+#include "runtime/table_budget.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace oar::runtime {
@@ -18,7 +19,12 @@ inline constexpr int64_t kMaxKeysPerMessage = int64_t(1) << 20;
 class PserverTables {
 public:
   /// Reads the sparse_table ops of `program`'s block 0; `scope` holds their learning rates.
-  llvm::Error init(const proto::Program &program, Scope &scope, int64_t fanin);
+  /// With a limited `budget`, every table may hold as many rows as the budget allows each.
+  llvm::Error init(const proto::Program &program, Scope &scope, int64_t fanin,
+                   const TableBudget &budget = {});
+  /// The rows each table may hold (0: no limit) and what the limit has done, over all tables.
+  int64_t rowsPerTable() const { return rowsPerTable_; }
+  RoomCounts roomCounts() const;
   size_t size() const { return held_.size(); }
 
   /// Checks a PULL_ROWS or PUSH_ROWS: a table this pserver holds, at most kMaxKeysPerMessage
@@ -78,6 +84,7 @@ private:
   llvm::StringMap<size_t> index_;
   SparseRouting routing_;
   int64_t pserverIndex_ = 0;
+  int64_t rowsPerTable_ = 0;
 };
 
 } // namespace oar::runtime

@@ -1,6 +1,7 @@
 // Rows of a distributed table: made on first push, updated in place.
 #include "runtime/sparse_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -16,16 +17,8 @@ llvm::Error checkSparseOptimizer(llvm::StringRef optimizer) {
                    optimizer);
 }
 
-static int64_t stateFloats(const SparseTableConfig &c) {
-  if (c.optimizer == "adagrad")
-    return c.rowWise ? 1 : c.width;
-  if (c.optimizer == "adam")
-    return 2 * c.width + 2;
-  return 0;
-}
-
 SparseTable::SparseTable(SparseTableConfig config)
-    : config_(std::move(config)), stride_(config_.width + stateFloats(config_)), init_(rowInit()),
+    : config_(std::move(config)), stride_(rowFloats(config_)), init_(rowInit()),
       tableSeed_(init_.streamSeed()) {}
 
 /// A uniform float in [0, 1) from 24 bits of a hash.
@@ -40,10 +33,18 @@ void SparseTable::initialWeights(uint64_t key, float *out) const {
 }
 
 float *SparseTable::rowOf(uint64_t key) {
-  uint32_t next = freeRows_.empty() ? used_ : freeRows_.back();
-  auto [it, fresh] = index_.try_emplace(key, next);
-  uint32_t r = it->second;
+  if (config_.maxRows > 0 && freeRows_.empty() && used_ >= config_.maxRows &&
+      !index_.count(key)) { // full: room first (an eviction would drop a new key's entry)
+    if (config_.whenFull == TableFull::Refuse) {
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    evictLeastRecent();
+  }
+  uint32_t r = freeRows_.empty() ? used_ : freeRows_.back();
+  auto [it, fresh] = index_.try_emplace(key, r);
   if (!fresh) {
+    r = it->second;
     lastPush_[r] = step_;
     ++pushes_[r];
     return rowAt(r);
@@ -76,11 +77,62 @@ bool SparseTable::admit(uint64_t key) {
     return false;
   if (config_.admitAfter <= 1)
     return true;
+  if (config_.maxRows > 0 && pushCounts_.size() >= static_cast<size_t>(config_.maxRows) &&
+      !pushCounts_.count(key))
+    forgetCounters();
   uint32_t &count = pushCounts_[key];
   if (static_cast<int64_t>(++count) < config_.admitAfter)
     return false;
   pushCounts_.erase(key);
   return true;
+}
+
+// Least recent by the step of the last push; ties (a burst within one step) go in the index's
+// order, which depends only on the keys pushed, so runs repeat. A quarter at a time: each
+// eviction scans every row, so a burst of new keys pays for it once per quarter of the table.
+void SparseTable::evictLeastRecent() {
+  size_t n = std::max<size_t>(1, index_.size() / 4);
+  std::vector<uint32_t> steps;
+  steps.reserve(index_.size());
+  for (const auto &[key, r] : index_)
+    steps.push_back(lastPush_[r]);
+  std::nth_element(steps.begin(), steps.begin() + (n - 1), steps.end());
+  uint32_t cutoff = steps[n - 1];
+  size_t tiesToGo = n;
+  for (uint32_t s : steps)
+    tiesToGo -= s < cutoff;
+  steps = {};
+  // The survivors move to a new index: erasing would leave a tombstone a row, and a full table's
+  // lookups probed through them (seconds a step).
+  llvm::DenseMap<uint64_t, uint32_t, TableKeyInfo> kept;
+  kept.reserve(index_.size() - n);
+  for (const auto &[key, r] : index_) {
+    bool evict = lastPush_[r] < cutoff || (lastPush_[r] == cutoff && tiesToGo > 0);
+    if (!evict) {
+      kept.try_emplace(key, r);
+      continue;
+    }
+    tiesToGo -= lastPush_[r] == cutoff;
+    freeRows_.push_back(r);
+  }
+  index_ = std::move(kept);
+  // Taken from the back: new rows then fill memory in order.
+  std::sort(freeRows_.begin(), freeRows_.end(), std::greater<uint32_t>());
+  evictedForRoom_.fetch_add(n, std::memory_order_relaxed);
+}
+
+// Most keys of a long tail are pushed once: dropping their counters frees the room and keeps the
+// counts of keys on their way to admission.
+void SparseTable::forgetCounters() {
+  size_t before = pushCounts_.size();
+  for (auto it = pushCounts_.begin(); it != pushCounts_.end();) {
+    auto here = it++;
+    if (here->second <= 1)
+      pushCounts_.erase(here); // a tombstone: the other iterators stay valid
+  }
+  if (pushCounts_.size() > before / 2)
+    pushCounts_.clear();
+  countersForgotten_.fetch_add(before - pushCounts_.size(), std::memory_order_relaxed);
 }
 
 size_t SparseTable::endStep() {
@@ -155,7 +207,8 @@ void SparseTable::push(llvm::ArrayRef<uint64_t> keys, const float *grads, float 
   for (size_t k = 0; k < keys.size(); ++k) {
     if (filtered && !index_.count(keys[k]) && !admit(keys[k]))
       continue; // not admitted (yet): its row stays at the initial weights
-    update(rowOf(keys[k]), grads + k * config_.width, lr, scale);
+    if (float *row = rowOf(keys[k]))
+      update(row, grads + k * config_.width, lr, scale);
   }
 }
 
@@ -165,6 +218,8 @@ void SparseTable::readRow(uint64_t key, float *out) const {
 
 void SparseTable::setRow(uint64_t key, const float *row, const RowStats *stats) {
   float *dst = rowOf(key); // a loaded row without stats counts as pushed once, now
+  if (!dst)
+    return;
   std::memcpy(dst, row, stride_ * sizeof(float));
   if (stats) {
     uint32_t r = index_.find(key)->second;

@@ -1,16 +1,23 @@
 // One pserver's rows of a distributed embedding table.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "checkpoint/row_init.h"
+#include "checkpoint/table_files.h"
+#include "runtime/sparse_routing.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {
+
+/// What a table that holds its most rows does with a key that has none: drop the least recently
+/// pushed rows to make room, or give the key no row (its pushes are dropped and counted).
+enum class TableFull { Evict, Refuse };
 
 /// What a table is: its width, how a row starts and how it is updated. Read from the pserver
 /// program's sparse_table op.
@@ -32,6 +39,35 @@ struct SparseTableConfig {
   float admitProbability = 1.0f;
   /// Eviction: endStep() drops rows no push touched in the last evictAfter steps (0: never).
   int64_t evictAfter = 0;
+  /// Room (the table's share of the pserver's --table-memory-mb): at most maxRows rows and as
+  /// many admission counters (0: no limit); `whenFull` says what a new key then gets.
+  int64_t maxRows = 0;
+  TableFull whenFull = TableFull::Evict;
+};
+
+/// What a table's room limit has done since it started.
+struct RoomCounts {
+  uint64_t evicted = 0; ///< rows dropped to make room for new keys
+  uint64_t refused = 0; ///< pushes of new keys that found the table full (TableFull::Refuse)
+  uint64_t countersForgotten = 0; ///< admission counters dropped when they filled their room
+  bool any() const { return evicted + refused + countersForgotten > 0; }
+  RoomCounts &operator+=(const RoomCounts &o) {
+    evicted += o.evicted, refused += o.refused, countersForgotten += o.countersForgotten;
+    return *this;
+  }
+};
+
+/// Table keys as the row index hashes them. LLVM's default (key * 37) maps a run of ids onto a run
+/// of buckets; a table that evicts while new ids arrive then probed through long clusters (5 us
+/// a key). The mix differs from the routing's (mixKey), so a pserver's keys spread over all
+/// buckets.
+struct TableKeyInfo {
+  static uint64_t getEmptyKey() { return ~uint64_t(0); }
+  static uint64_t getTombstoneKey() { return ~uint64_t(0) - 1; }
+  static unsigned getHashValue(uint64_t key) {
+    return static_cast<unsigned>(mixKey(key ^ 0x9e3779b97f4a7c15ull) >> 32);
+  }
+  static bool isEqual(uint64_t a, uint64_t b) { return a == b; }
 };
 
 /// How often and how lately a row was pushed: what shrinking an exported table reads.
@@ -65,6 +101,16 @@ public:
   size_t endStep();
   /// Keys pushed but not yet admitted (their push counts).
   size_t pendingKeys() const { return pushCounts_.size(); }
+  /// Sets the room limit (SparseTableConfig::maxRows, whenFull).
+  void setRoom(int64_t maxRows, TableFull whenFull) {
+    config_.maxRows = maxRows, config_.whenFull = whenFull;
+  }
+  /// What the room limit has done so far; safe to read from any thread.
+  RoomCounts roomCounts() const {
+    return {evictedForRoom_.load(std::memory_order_relaxed),
+            refused_.load(std::memory_order_relaxed),
+            countersForgotten_.load(std::memory_order_relaxed)};
+  }
 
   size_t rows() const { return index_.size(); }
   /// Calls fn(key, row) for every row (stride() floats: weights, then state), in no order.
@@ -75,7 +121,7 @@ public:
   /// Copies the whole row of `key` (which has one) into out.
   void readRow(uint64_t key, float *out) const;
   /// Sets the whole row of `key` (weights and state), making it if needed, with `stats` when
-  /// given (else: pushed once, now).
+  /// given (else: pushed once, now). A full table that refuses keys drops it (counted).
   void setRow(uint64_t key, const float *row, const RowStats *stats = nullptr);
   /// Sets the weights of `key`, its optimizer state as a new row's, and `stats` when given.
   void setWeights(uint64_t key, const float *weights, const RowStats *stats = nullptr);
@@ -92,8 +138,16 @@ public:
   /// The initial weights of `key` (what a pull of a key without a row returns).
   void initialWeights(uint64_t key, float *out) const;
 
+  /// Rows made at a time: the table's memory grows by one chunk of rows.
+  static constexpr uint32_t kChunkRows = 4096;
+
 private:
+  /// The row of `key`, made if it has none; nullptr when the table is full and refuses keys.
   float *rowOf(uint64_t key);
+  /// Drops the least recently pushed sixteenth of the rows (a full table that evicts).
+  void evictLeastRecent();
+  /// Drops the admission counters of keys pushed once; all of them if that frees too few.
+  void forgetCounters();
   /// Whether a push of `key`, which has no row, makes one now.
   bool admit(uint64_t key);
   float *rowAt(uint32_t r) const {
@@ -104,17 +158,22 @@ private:
   SparseTableConfig config_;
   int64_t stride_ = 1;
   RowInit init_;
-  uint64_t tableSeed_ = 0;                   ///< seed and table name mixed: one stream per table
-  llvm::DenseMap<uint64_t, uint32_t> index_; ///< key -> row number
-  std::vector<std::unique_ptr<float[]>> chunks_; ///< kChunkRows rows each
+  uint64_t tableSeed_ = 0; ///< seed and table name mixed: one stream per table
+  llvm::DenseMap<uint64_t, uint32_t, TableKeyInfo> index_; ///< key -> row number
+  std::vector<std::unique_ptr<float[]>> chunks_;           ///< kChunkRows rows each
   uint32_t used_ = 0;
-  std::vector<uint32_t> freeRows_;                ///< row numbers of evicted rows, reused first
-  std::vector<uint32_t> lastPush_;                ///< by row number: the step of its last push
-  std::vector<uint32_t> pushes_;                  ///< by row number: pushes that updated it
-  llvm::DenseMap<uint64_t, uint32_t> pushCounts_; ///< keys not yet admitted -> pushes so far
+  std::vector<uint32_t> freeRows_; ///< row numbers of evicted rows, reused first
+  std::vector<uint32_t> lastPush_; ///< by row number: the step of its last push
+  std::vector<uint32_t> pushes_;   ///< by row number: pushes that updated it
+  llvm::DenseMap<uint64_t, uint32_t, TableKeyInfo> pushCounts_; ///< keys not yet admitted -> pushes
   uint32_t step_ = 0;
-  static constexpr uint32_t kChunkRows = 4096;
+  std::atomic<uint64_t> evictedForRoom_{0}, refused_{0}, countersForgotten_{0};
 };
+
+/// Floats in a row of `config`: its weights, then its optimizer's state.
+inline int64_t rowFloats(const SparseTableConfig &config) {
+  return config.width + tableStateFloats(config.optimizer, config.rowWise, config.width);
+}
 
 /// Whether `optimizer` (an optimizer op's type) can update a distributed table.
 llvm::Error checkSparseOptimizer(llvm::StringRef optimizer);

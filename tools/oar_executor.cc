@@ -169,6 +169,17 @@ static cl::opt<int64_t>
 static cl::opt<int> checkpointKeep("checkpoint-keep",
                                    cl::desc("checkpoints kept, newest first (default 3, least 2)"),
                                    cl::init(3), cl::cat(jobCategory));
+static cl::opt<int64_t> tableMemoryMb(
+    "table-memory-mb",
+    cl::desc("pservers: the most memory their distributed tables' rows and admission counters "
+             "may hold, in MiB (default 0: no limit)"),
+    cl::init(0), cl::cat(jobCategory));
+static cl::opt<std::string>
+    tableFull("table-full",
+              cl::desc("pservers: what a full table does with a new key: evict (the least "
+                       "recently pushed rows, default) | refuse (no row; its pushes are dropped "
+                       "and counted)"),
+              cl::init("evict"), cl::cat(jobCategory));
 static cl::OptionCategory
     keyCategory("CURVE keys (oar-keygen writes them; oar-launch makes its own)");
 static cl::opt<std::string> curveSecret("curve-secret",
@@ -469,6 +480,13 @@ static int runNode(oar::runtime::NodeOptions &opts) {
                              checkpointEvery));
   opts.checkpointDir = checkpointDir, opts.checkpointEvery = checkpointEvery;
   opts.checkpointKeep = checkpointKeep;
+  if (tableMemoryMb < 0 || tableMemoryMb > (int64_t(1) << 30))
+    exitOnErr(oar::makeError("--table-memory-mb {0} must be 0 (no limit) to 2^30", tableMemoryMb));
+  if (tableFull != "evict" && tableFull != "refuse")
+    exitOnErr(oar::makeError("--table-full={0}: expected evict or refuse", tableFull));
+  opts.tableBudget.bytes = tableMemoryMb << 20;
+  opts.tableBudget.whenFull =
+      tableFull == "evict" ? oar::runtime::TableFull::Evict : oar::runtime::TableFull::Refuse;
   opts.log = logLine;
   opts.elastic = elastic;
   if (elastic && mode != "async")
