@@ -20,6 +20,7 @@
 #include "runtime/memory_policy.h"
 #include "runtime/ordered_replies.h"
 #include "runtime/param_versions.h"
+#include "runtime/peer_identity.h"
 #include "runtime/peer_memory.h"
 #include "runtime/pserver_checkpoint.h"
 #include "runtime/pserver_peer_memory.h"
@@ -67,31 +68,6 @@ std::string peerName(const zmq::message_t &identity) {
   return llvm::toHex(llvm::StringRef(static_cast<const char *>(identity.data()), identity.size()));
 }
 
-/// The address a message came from (TCP), or "local" (the IPC socket of this host).
-std::string peerAddress(const zmq::message_t &frame) {
-  try {
-    return const_cast<zmq::message_t &>(frame).gets("Peer-Address");
-  } catch (const zmq::error_t &) {
-    return "local";
-  }
-}
-
-/// Why a keyless pserver on loopback refuses the sender of `frame`, or "": the local socket
-/// gives "host:uid:gid:pid" (from SO_PEERCRED), TCP an IP address and no user.
-std::string strangerRefusal(const zmq::message_t &frame) {
-  llvm::SmallVector<llvm::StringRef, 4> parts;
-  std::string address = peerAddress(frame);
-  llvm::StringRef(address).split(parts, ':');
-  unsigned long uid = 0;
-  if (parts.size() != 4 || parts[1].getAsInteger(10, uid))
-    return "without CURVE keys this pserver serves only its own user's processes over its local "
-           "socket, not TCP peers (OAR_LOCAL_TCP=1 on every node serves TCP, from any user of "
-           "the host; CURVE keys authenticate)";
-  if (uid != getuid())
-    return "a process of another user (uid " + std::to_string(uid) +
-           ") is refused: without CURVE keys this pserver serves only its own user's processes";
-  return "";
-}
 } // namespace
 
 struct PserverLoop::Impl {
@@ -1098,7 +1074,7 @@ struct PserverLoop::Impl {
         continue;
       std::string identity((*frames)[0].data<char>(), (*frames)[0].size());
       if (ownUserOnly)
-        if (std::string why = strangerRefusal(frames->back()); !why.empty()) {
+        if (std::string why = strangerRefusal(frames->back(), "this pserver"); !why.empty()) {
           logRejection(frames->back(),
                        "rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
           replyError(identity, proto::MsgHeader(), why);

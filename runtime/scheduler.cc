@@ -5,9 +5,11 @@
 #include <optional>
 #include <vector>
 
+#include "executor/threads.h"
 #include "ir/error.h"
 #include "runtime/bind_policy.h"
 #include "runtime/log_limiter.h"
+#include "runtime/peer_identity.h"
 #include "runtime/protocol.h"
 #include "runtime/scheduler.pb.h"
 #include "runtime/zap_handler.h"
@@ -67,6 +69,22 @@ public:
     } catch (const zmq::error_t &e) {
       return makeError("scheduler {0}: cannot bind {1}: {2}", opts_.endpoint, bind, e.what());
     }
+    // Nodes of this host connect over IPC (localIpcAddress), as to a pserver: without keys the
+    // kernel names a local peer's user, so only ours may register (no TCP peer: any user of the
+    // host could be one).
+    if (std::optional<std::string> ipc = localIpcAddress(opts_.endpoint)) {
+      ownUserOnly_ = !opts_.curve.enabled();
+      try {
+        socket_.bind(*ipc);
+      } catch (const zmq::error_t &e) {
+        return makeError("scheduler {0}: cannot bind {1}: {2}; another process holds the name",
+                         opts_.endpoint, *ipc, e.what());
+      }
+    }
+    if (!ownUserOnly_ && !opts_.curve.enabled() && isLoopbackEndpoint(bind))
+      log("warning: taking registrations on " + bind +
+          " over TCP without CURVE keys: a process of any user on this host can register as a "
+          "node (unset OAR_LOCAL_TCP to take only this user's processes, or give keys)");
     log(llvm::formatv("waiting for {0} pserver(s) and {1} trainer(s) to register (up to {2} s)",
                       opts_.pservers, opts_.trainers, opts_.registerTimeout.count() / 1000.0)
             .str());
@@ -115,11 +133,13 @@ private:
     if (!frames)
       return std::nullopt;
     identity.assign(static_cast<const char *>((*frames)[0].data()), (*frames)[0].size());
-    try {
-      from = frames->back().gets("Peer-Address");
-    } catch (const zmq::error_t &) {
-      from = "peer " + llvm::toHex(identity);
-    }
+    from = peerAddress(frames->back());
+    senderKey_ = peerCurveKey(frames->back());
+    if (ownUserOnly_)
+      if (std::string why = strangerRefusal(frames->back(), "this scheduler"); !why.empty()) {
+        refuse(identity, why, from);
+        return proto::SchedMsg(); // SCHED_UNSET: ignored by the callers
+      }
     proto::SchedMsg msg;
     if (frames->size() != 2 || !msg.ParseFromArray((*frames)[1].data(), (*frames)[1].size()) ||
         msg.version() != kProtocolVersion) {
@@ -129,11 +149,25 @@ private:
     return msg;
   }
 
+  /// With CURVE keys, why the sender of the last message (senderKey_) cannot take `role`, or "":
+  /// a pserver holds the pservers' key pair, a trainer a key on the trainers' list.
+  std::string keyRefusal(const std::string &role) const {
+    if (!opts_.curve.enabled())
+      return "";
+    if (role == "pserver" && senderKey_ != opts_.curve.own->publicKey)
+      return "a pserver must authenticate with the pservers' key, and this peer's key is not it";
+    if (role == "trainer" && !opts_.curve.allowed.count(senderKey_))
+      return "a trainer must authenticate with a trainer's key, and this peer's key is not one";
+    return "";
+  }
+
   /// Why `msg` cannot join, or "" when it can. Nothing of a refused node is kept.
   std::string checkRegistration(const proto::SchedMsg &msg) {
     const std::string &role = msg.role();
     if (role != "pserver" && role != "trainer")
       return "a role that is neither pserver nor trainer";
+    if (std::string why = keyRefusal(role); !why.empty())
+      return why;
     if (!printable(msg.job_id()) || !printable(msg.endpoint()))
       return "a launch id or endpoint that is not printable text";
     if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
@@ -272,10 +306,11 @@ private:
 
   /// Elastic: a trainer registering while the job runs gets the id after the highest given.
   void admitLate(const std::string &identity, const proto::SchedMsg &msg, const std::string &from) {
-    std::string why;
-    if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
+    std::string why = keyRefusal("trainer");
+    if (why.empty() &&
+        (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers))
       why = "this node was started for other counts than the job's";
-    else if (!printable(msg.job_id()) || msg.job_id() != jobId_)
+    if (why.empty() && (!printable(msg.job_id()) || msg.job_id() != jobId_))
       why = "this node belongs to another launch";
     if (!why.empty())
       return refuse(identity, why, from);
@@ -370,6 +405,10 @@ private:
   std::vector<Member> members_;
   LogLimiter limiter_;
   std::string firstFailure_;
+  /// Keyless on loopback: only this user's processes, over the local socket (strangerRefusal).
+  bool ownUserOnly_ = false;
+  /// The CURVE key of the last message received ("" without keys).
+  std::string senderKey_;
 };
 
 } // namespace

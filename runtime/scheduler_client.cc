@@ -112,7 +112,7 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
     }
     impl->socket.set(zmq::sockopt::linger, 1000);
     impl->socket.set(zmq::sockopt::maxmsgsize, int64_t{1} << 20);
-    impl->socket.connect(zmqAddress(request.scheduler));
+    impl->socket.connect(connectAddress(request.scheduler));
     // Queued until the connection is up: the scheduler may start after this node.
     impl->socket.send(zmq::buffer(reg.SerializeAsString()), zmq::send_flags::dontwait);
   } catch (const zmq::error_t &e) {

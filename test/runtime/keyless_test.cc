@@ -50,3 +50,43 @@ TEST_CASE("without CURVE keys a pserver on loopback refuses every process of ano
   CHECK_THAT(readFile(dir + "/tcp.log"), Contains("not TCP peers"));
   runCommand("rm -rf " + dir, out);
 }
+
+TEST_CASE("without CURVE keys a scheduler on loopback takes no registration from a process of "
+          "another user, over its local socket or over TCP",
+          "[runtime][e2e][security][scheduler]") {
+  std::string out;
+  if (std::string why = whyNobodyCannotRun("oar-executor"); !why.empty()) {
+    WARN("skipped: " << why);
+    return;
+  }
+  char tmpl[] = "/tmp/oar-keyless-scheduler-test.XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=2");
+  REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
+  auto ports = requireValue(runtime::freePorts(2));
+  std::string sched = "127.0.0.1:" + std::to_string(ports[0]);
+  std::string ps = "127.0.0.1:" + std::to_string(ports[1]);
+  std::string node = binDir() + "/oar-executor --scheduler " + sched +
+                     " --pserver-count 1 --trainers 1 --register-timeout-ms 3000 "
+                     "--main model/main.pb --startup model/startup.pb ";
+  std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  // Another user's "pserver 0" would get every gradient of the job: it must not register, over
+  // the scheduler's local socket (the uid the kernel names) or over TCP (no user at all).
+  out = run("cd " + dir + " && (" + node + "--role scheduler > sched.log 2>&1 & pid=$!; " +
+            "for i in $(seq 300); do grep -q 'waiting for' sched.log && break; sleep 0.05; done; " +
+            nobody + node + "--role pserver --endpoint " + ps +
+            " > ipc.log 2>&1; echo \"ipc rc $?\"; " + nobody + "env OAR_LOCAL_TCP=1 " + node +
+            "--role pserver --endpoint " + ps + " > tcp.log 2>&1; echo \"tcp rc $?\"; " +
+            "wait $pid; echo \"scheduler rc $?\")");
+  std::string logs =
+      readFile(dir + "/ipc.log") + readFile(dir + "/tcp.log") + readFile(dir + "/sched.log");
+  INFO(out << logs);
+  CHECK_THAT(out, Contains("ipc rc 1") && Contains("tcp rc 1") && Contains("scheduler rc 1"));
+  CHECK_THAT(readFile(dir + "/ipc.log"),
+             Contains("refused this pserver: a process of another user (uid 65534) is refused"));
+  CHECK_THAT(readFile(dir + "/tcp.log"), Contains("not TCP peers"));
+  CHECK_THAT(readFile(dir + "/sched.log"),
+             Contains("only 0 of 1 pserver(s) and 0 of 1 trainer(s)"));
+  runCommand("rm -rf " + dir, out);
+}

@@ -136,6 +136,16 @@ TEST_CASE("with CURVE keys the scheduler takes only the pservers' key and listed
   SchedulerRequest unlisted = request("trainer", stranger);
   unlisted.timeout = std::chrono::milliseconds(1500);
   CHECK_THAT(errorText(SchedulerLink::join(unlisted, {})), Contains("no assignment in"));
+  // A listed key registers only in its own role: a trainer's key cannot take a pserver's place
+  // (its endpoint would get every gradient), nor the pservers' key a trainer's.
+  SchedulerRequest trainerAsPserver = request("pserver", trainer);
+  trainerAsPserver.curve.serverKey = server.publicKey;
+  CHECK_THAT(errorText(SchedulerLink::join(trainerAsPserver, {})),
+             Contains("refused this pserver: a pserver must authenticate with the pservers' key, "
+                      "and this peer's key is not it"));
+  CHECK_THAT(errorText(SchedulerLink::join(request("trainer", server), {})),
+             Contains("refused this trainer: a trainer must authenticate with a trainer's key, and "
+                      "this peer's key is not one"));
   auto p = std::async(std::launch::async,
                       [&] { return SchedulerLink::join(request("pserver", server), {}); });
   auto t = requireValue(SchedulerLink::join(request("trainer", trainer), {}));

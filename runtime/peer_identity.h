@@ -1,0 +1,22 @@
+// Who sent a message, as ZeroMQ's metadata tells: the peer's address (TCP), its user (the local
+// socket's SO_PEERCRED) or its CURVE key (what the ZAP handler accepted).
+#pragma once
+
+#include <string>
+
+#include "zmq.hpp"
+
+namespace oar::runtime {
+
+/// The address a message came from (TCP), or "host:uid:gid:pid" (the local socket of this host),
+/// or "local" when ZeroMQ names none.
+std::string peerAddress(const zmq::message_t &frame);
+
+/// Why a keyless server on loopback (`server`: "this pserver", "this scheduler") refuses the
+/// sender of `frame`, or "": it serves only its own user's processes over the local socket.
+std::string strangerRefusal(const zmq::message_t &frame, const std::string &server);
+
+/// The Z85 public key the sender authenticated with, or "" without CURVE.
+std::string peerCurveKey(const zmq::message_t &frame);
+
+} // namespace oar::runtime
