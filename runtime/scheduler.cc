@@ -11,7 +11,7 @@
 #include "runtime/log_limiter.h"
 #include "runtime/peer_identity.h"
 #include "runtime/protocol.h"
-#include "runtime/scheduler.pb.h"
+#include "runtime/scheduler_membership.h"
 #include "runtime/zap_handler.h"
 #include "zmq.hpp"
 #include "llvm/ADT/StringExtras.h"
@@ -23,25 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// A scheduler message is small: a registration holds a few names.
-constexpr int64_t kMaxSchedMessage = 64 * 1024;
-
-/// What a peer names goes into log lines: printable text only.
-bool printable(llvm::StringRef s) { return llvm::all_of(s, llvm::isPrint); }
-
-struct Member {
-  std::string identity; ///< ZeroMQ routing id of its connection
-  std::string role;     ///< "pserver" | "trainer"
-  int64_t askedId = -1, id = -1;
-  std::string endpoint;
-  Clock::time_point lastSeen;
-  bool left = false, gone = false;
-  std::string name() const { return llvm::formatv("{0} {1}", role, id).str(); }
-};
-
 class Scheduler {
 public:
-  explicit Scheduler(const SchedulerOptions &opts) : opts_(opts), jobId_(opts.jobId) {}
+  explicit Scheduler(const SchedulerOptions &opts) : opts_(opts), members_(opts) {}
 
   llvm::Error run() {
     std::string bind =
@@ -140,72 +124,19 @@ private:
         refuse(identity, why, from);
         return proto::SchedMsg(); // SCHED_UNSET: ignored by the callers
       }
-    proto::SchedMsg msg;
-    if (frames->size() != 2 || !msg.ParseFromArray((*frames)[1].data(), (*frames)[1].size()) ||
-        msg.version() != kProtocolVersion) {
+    std::optional<proto::SchedMsg> msg;
+    if (frames->size() == 2)
+      msg = parseSchedMsg((*frames)[1].data(), (*frames)[1].size());
+    if (!msg) {
       refuse(identity, "not a scheduler message of this oar version", from);
       return proto::SchedMsg(); // SCHED_UNSET: ignored by the callers
     }
     return msg;
   }
 
-  /// With CURVE keys, why the sender of the last message (senderKey_) cannot take `role`, or "":
-  /// a pserver holds the pservers' key pair, a trainer a key on the trainers' list.
-  std::string keyRefusal(const std::string &role) const {
-    if (!opts_.curve.enabled())
-      return "";
-    if (role == "pserver" && senderKey_ != opts_.curve.own->publicKey)
-      return "a pserver must authenticate with the pservers' key, and this peer's key is not it";
-    if (role == "trainer" && !opts_.curve.allowed.count(senderKey_))
-      return "a trainer must authenticate with a trainer's key, and this peer's key is not one";
-    return "";
-  }
-
-  /// Why `msg` cannot join, or "" when it can. Nothing of a refused node is kept.
-  std::string checkRegistration(const proto::SchedMsg &msg) {
-    const std::string &role = msg.role();
-    if (role != "pserver" && role != "trainer")
-      return "a role that is neither pserver nor trainer";
-    if (std::string why = keyRefusal(role); !why.empty())
-      return why;
-    if (!printable(msg.job_id()) || !printable(msg.endpoint()))
-      return "a launch id or endpoint that is not printable text";
-    if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
-      return llvm::formatv("this node was started for {0} pserver(s) and {1} trainer(s), the "
-                           "scheduler for {2} and {3}",
-                           msg.pservers_count(), msg.trainers_count(), opts_.pservers,
-                           opts_.trainers)
-          .str();
-    // Without a launch id of its own, the scheduler takes the first accepted node's.
-    if (msg.job_id() != jobId_ && !(jobId_.empty() && members_.empty()))
-      return llvm::formatv("this node belongs to launch \"{0}\", the scheduler to another",
-                           msg.job_id())
-          .str();
-    int64_t wanted = role == "pserver" ? opts_.pservers : opts_.trainers;
-    int64_t have = llvm::count_if(members_, [&](const Member &m) { return m.role == role; });
-    if (have >= wanted)
-      return llvm::formatv("the job has all its {0} {1}(s) already", wanted, role).str();
-    if (msg.id() < -1 || msg.id() >= wanted)
-      return llvm::formatv("{0} id {1} is out of range (the job has {2})", role, msg.id(), wanted)
-          .str();
-    for (const Member &m : members_)
-      if (m.role == role && msg.id() >= 0 && m.askedId == msg.id())
-        return llvm::formatv("{0} {1} has registered already", role, msg.id()).str();
-    if (role == "pserver") {
-      auto [host, port] = llvm::StringRef(msg.endpoint()).rsplit(':');
-      unsigned number = 0;
-      if (host.empty() || port.getAsInteger(10, number) || number == 0 || number > 65535)
-        return "a pserver must say the endpoint it serves, as host:port";
-    }
-    for (const Member &m : members_)
-      if (m.role == "pserver" && !msg.endpoint().empty() && m.endpoint == msg.endpoint())
-        return "endpoint " + msg.endpoint() + " is another pserver's";
-    return "";
-  }
-
   llvm::Error registerAll() {
     auto deadline = Clock::now() + opts_.registerTimeout;
-    while (static_cast<int64_t>(members_.size()) < opts_.pservers + opts_.trainers) {
+    while (!members_.full()) {
       if (opts_.shouldStop && opts_.shouldStop())
         return makeError("scheduler {0}: stopped by signal while nodes registered", opts_.endpoint);
       if (Clock::now() > deadline)
@@ -220,38 +151,23 @@ private:
         refuse(identity, "only REGISTER is taken while nodes register", from);
         continue;
       }
-      if (std::string why = checkRegistration(*msg); !why.empty()) {
+      if (std::string why = members_.registrationRefusal(identity, *msg, senderKey_);
+          !why.empty()) {
         refuse(identity, why, from);
         continue;
       }
-      if (members_.empty() && jobId_.empty())
-        jobId_ = msg->job_id();
-      Member m;
-      m.identity = identity;
-      m.role = msg->role();
-      m.askedId = msg->id();
-      m.endpoint = msg->endpoint();
-      members_.push_back(m);
-      log(llvm::formatv("{0} registered from {1}{2}", m.role, from,
-                        m.endpoint.empty() ? "" : " serving " + m.endpoint)
+      members_.add(identity, *msg);
+      log(llvm::formatv("{0} registered from {1}{2}", msg->role(), from,
+                        msg->endpoint().empty() ? "" : " serving " + msg->endpoint())
               .str());
     }
-    assignIds();
-    for (Member &m : members_) {
+    members_.assignIds();
+    for (Member &m : members_.members()) {
       sendAssignment(m);
       m.lastSeen = Clock::now();
     }
-    log("every node registered; pservers " + llvm::join(pserverEndpoints(), ","));
+    log("every node registered; pservers " + llvm::join(members_.pserverEndpoints(), ","));
     return llvm::Error::success();
-  }
-
-  /// Every pserver's endpoint, by id.
-  std::vector<std::string> pserverEndpoints() const {
-    std::vector<std::string> endpoints(opts_.pservers);
-    for (const Member &m : members_)
-      if (m.role == "pserver")
-        endpoints[m.id] = m.endpoint;
-    return endpoints;
   }
 
   /// Tells `m` its place: its id, the job's counts and every pserver's endpoint.
@@ -261,40 +177,19 @@ private:
     msg.set_kind(proto::ASSIGN);
     msg.set_role(m.role);
     msg.set_id(m.id);
-    msg.set_job_id(jobId_);
+    msg.set_job_id(members_.jobId());
     msg.set_pservers_count(opts_.pservers);
     msg.set_trainers_count(opts_.trainers);
-    for (const std::string &ep : pserverEndpoints())
+    for (const std::string &ep : members_.pserverEndpoints())
       msg.add_pservers(ep);
     send(m.identity, msg);
   }
 
-  /// Ids asked for are given; the others get the lowest free ids in order of arrival.
-  void assignIds() {
-    for (const char *role : {"pserver", "trainer"}) {
-      std::vector<bool> taken(role == llvm::StringRef("pserver") ? opts_.pservers : opts_.trainers);
-      for (Member &m : members_)
-        if (m.role == role && m.askedId >= 0)
-          taken[m.id = m.askedId] = true;
-      size_t next = 0;
-      for (Member &m : members_)
-        if (m.role == role && m.askedId < 0) {
-          while (taken[next])
-            ++next;
-          taken[next] = true;
-          m.id = static_cast<int64_t>(next);
-        }
-    }
-  }
-
   llvm::Error failRegistration() {
-    int64_t ps = llvm::count_if(members_, [](const Member &m) { return m.role == "pserver"; });
-    std::string why = llvm::formatv("only {0} of {1} pserver(s) and {2} of {3} trainer(s) "
-                                    "registered in {4:f1} s",
-                                    ps, opts_.pservers, members_.size() - ps, opts_.trainers,
+    std::string why = llvm::formatv("{0} registered in {1:f1} s", members_.registeredSoFar(),
                                     opts_.registerTimeout.count() / 1000.0)
                           .str();
-    for (const Member &m : members_) {
+    for (const Member &m : members_.members()) {
       proto::SchedMsg msg;
       msg.set_version(kProtocolVersion);
       msg.set_kind(proto::SCHED_ERROR);
@@ -306,31 +201,12 @@ private:
 
   /// Elastic: a trainer registering while the job runs gets the id after the highest given.
   void admitLate(const std::string &identity, const proto::SchedMsg &msg, const std::string &from) {
-    std::string why = keyRefusal("trainer");
-    if (why.empty() &&
-        (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers))
-      why = "this node was started for other counts than the job's";
-    if (why.empty() && (!printable(msg.job_id()) || msg.job_id() != jobId_))
-      why = "this node belongs to another launch";
-    if (!why.empty())
+    if (std::string why = members_.lateRefusal(msg, senderKey_); !why.empty())
       return refuse(identity, why, from);
-    Member m;
-    m.identity = identity;
-    m.role = "trainer";
-    for (const Member &other : members_)
-      if (other.role == "trainer")
-        m.id = std::max(m.id, other.id + 1);
+    Member &m = members_.addLate(identity);
     m.lastSeen = Clock::now();
-    members_.push_back(m);
     sendAssignment(m);
     log(llvm::formatv("trainer {0} joined the running job from {1}", m.id, from).str());
-  }
-
-  Member *memberOf(const std::string &identity) {
-    for (Member &m : members_)
-      if (m.identity == identity)
-        return &m;
-    return nullptr;
   }
 
   /// Tells every node still running that `gone` is gone, and why.
@@ -340,7 +216,7 @@ private:
       firstFailure_ =
           gone.name() + (gone.endpoint.empty() ? "" : " (" + gone.endpoint + ")") + ": " + why;
     log(gone.name() + " is gone: " + why);
-    for (const Member &m : members_) {
+    for (const Member &m : members_.members()) {
       if (m.left || m.gone)
         continue;
       proto::SchedMsg msg;
@@ -356,14 +232,14 @@ private:
 
   llvm::Error follow() {
     auto running = [&] {
-      return llvm::any_of(members_, [](const Member &m) { return !m.left && !m.gone; });
+      return llvm::any_of(members_.members(), [](const Member &m) { return !m.left && !m.gone; });
     };
     while (running()) {
       if (opts_.shouldStop && opts_.shouldStop())
         return makeError("scheduler {0}: stopped by signal", opts_.endpoint);
       std::string identity, from;
       if (auto msg = receive(identity, from, std::chrono::milliseconds(200))) {
-        Member *m = memberOf(identity);
+        Member *m = members_.memberOf(identity);
         if (!m) {
           if (msg->kind() == proto::REGISTER && opts_.elastic && msg->role() == "trainer")
             admitLate(identity, *msg, from);
@@ -385,7 +261,7 @@ private:
         }
       }
       auto now = Clock::now();
-      for (Member &m : members_)
+      for (Member &m : members_.members())
         if (!m.left && !m.gone && now - m.lastSeen > opts_.heartbeatTimeout)
           reportGone(m, llvm::formatv("no heartbeat for {0:f1} s (killed, or its host is down)",
                                       std::chrono::duration<double>(now - m.lastSeen).count())
@@ -398,11 +274,10 @@ private:
   }
 
   const SchedulerOptions &opts_;
-  std::string jobId_;
+  SchedulerMembership members_;
   zmq::context_t context_{1};
   std::unique_ptr<ZapHandler> zap_; ///< outlives the socket: destroyed after it
   zmq::socket_t socket_{context_, zmq::socket_type::router};
-  std::vector<Member> members_;
   LogLimiter limiter_;
   std::string firstFailure_;
   /// Keyless on loopback: only this user's processes, over the local socket (strangerRefusal).

@@ -28,7 +28,7 @@ ctest --test-dir build-san --output-on-failure -j"$(nproc)" --timeout 900 -E '^i
 
 
 mkdir -p build-san/fuzz-crashes
-for target in npy message program data zmtp schema; do
+for target in npy message program data zmtp schema scheduler; do
   work=build-san/fuzz-corpus/$target # what the run adds; the checked-in seeds stay as they are
   mkdir -p "$work"
   echo "fuzz_$target: $secs s on fuzz/corpus/$target"

@@ -8,6 +8,8 @@
 #include "runtime/launcher.h"
 #include "runtime/scheduler.h"
 #include "runtime/scheduler_client.h"
+#include "runtime/protocol.h"
+#include "runtime/scheduler_membership.h"
 #include "test/support/expect.h"
 #include "test/support/fixture.h"
 #include "test/support/job.h"
@@ -154,6 +156,25 @@ TEST_CASE("with CURVE keys the scheduler takes only the pservers' key and listed
   t->leave("");
   ps->leave("");
   REQUIRE_OK(result.get());
+}
+
+TEST_CASE("one connection registers one node: a peer cannot hold two places",
+          "[runtime][cluster][scheduler]") {
+  SchedulerOptions opts;
+  opts.pservers = 1, opts.trainers = 2;
+  SchedulerMembership members(opts);
+  proto::SchedMsg trainer;
+  trainer.set_version(kProtocolVersion);
+  trainer.set_kind(proto::REGISTER);
+  trainer.set_role("trainer");
+  trainer.set_id(-1);
+  trainer.set_pservers_count(1);
+  trainer.set_trainers_count(2);
+  REQUIRE(members.registrationRefusal("conn-a", trainer, "") == "");
+  members.add("conn-a", trainer);
+  CHECK(members.registrationRefusal("conn-a", trainer, "") ==
+        "this connection registered as trainer already");
+  CHECK(members.registrationRefusal("conn-b", trainer, "") == "");
 }
 
 TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
