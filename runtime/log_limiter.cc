@@ -27,11 +27,16 @@ bool LogLimiter::allow(const std::string &source, int64_t &held, Clock::time_poi
     s.windowStart = now;
     s.lines = 0;
   }
-  if (s.lines >= burst_) {
+  if (now - total_.windowStart >= window_) {
+    total_.windowStart = now;
+    total_.lines = 0;
+  }
+  if (s.lines >= burst_ || total_.lines >= burst_ * kSourcesPerTotal) {
     ++s.held;
     return false;
   }
   ++s.lines;
+  ++total_.lines;
   held = s.held;
   s.held = 0;
   return true;

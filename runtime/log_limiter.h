@@ -12,7 +12,8 @@ namespace oar::runtime {
 /// A flood of junk from one peer must not flood the log (or the disk under it): up to `burst`
 /// lines per source (a peer's address) per `window`. The first line let through after some were
 /// held back reports how many. At most kMaxSources sources are tracked; past that, sources whose
-/// window has ended are forgotten, and if none has, the newcomers share one budget.
+/// window has ended are forgotten, and if none has, the newcomers share one budget. All sources
+/// together get kSourcesPerTotal bursts per window: 300 peers of 5 lines each made 1,399 lines.
 class LogLimiter {
 public:
   using Clock = std::chrono::steady_clock;
@@ -23,6 +24,7 @@ public:
   bool allow(const std::string &source, int64_t &held, Clock::time_point now = Clock::now());
 
   static constexpr size_t kMaxSources = 1024;
+  static constexpr int kSourcesPerTotal = 20;
 
 private:
   struct Source {
@@ -34,6 +36,7 @@ private:
   int burst_;
   Clock::duration window_;
   llvm::StringMap<Source> sources_;
+  Source total_; ///< every source's lines in the current window
 };
 
 } // namespace oar::runtime

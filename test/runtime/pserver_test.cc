@@ -416,6 +416,20 @@ TEST_CASE("a log budget lets a burst through per source and then counts what it 
   CHECK(held == 2);
 }
 
+TEST_CASE("many peers flooding a server share one log budget per window", "[runtime]") {
+  LogLimiter limiter(5, std::chrono::seconds(10));
+  auto t0 = LogLimiter::Clock::now();
+  int64_t held = 0;
+  int allowed = 0;
+  for (int peer = 0; peer < 300; ++peer)
+    for (int line = 0; line < 5; ++line)
+      allowed += limiter.allow("peer " + std::to_string(peer), held, t0);
+  CHECK(allowed == 5 * LogLimiter::kSourcesPerTotal);
+  // The next window opens the budget again, and the line says how many were held back.
+  CHECK(limiter.allow("peer 299", held, t0 + std::chrono::seconds(10)));
+  CHECK(held == 5);
+}
+
 TEST_CASE("a peer flooding a pserver with junk gets a few log lines, not one per message",
           "[runtime]") {
   OnePserverJob job;
