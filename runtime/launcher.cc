@@ -298,9 +298,13 @@ llvm::Error launch(const LaunchOptions &opts) {
           env);
   }
 
-  // Wait for every node; the first failure stops the rest.
+  // Wait for every node; the first failure stops the rest. In async and GEO modes the pservers
+  // serve the other trainers on when one fails, so a failed trainer stops nothing: the job
+  // ends when the others do, and fails naming it.
   auto began = std::chrono::steady_clock::now();
-  Node *failed = nullptr;
+  bool trainersMayFail = opts.mode == "async" || opts.mode == "geo";
+  Node *failed = nullptr, *lostTrainer = nullptr;
+  bool lostFirst = false; // before any other node failed
   // A node that exited with kExitOtherNodeFailed, and when: the node it names as the cause
   // usually exits a moment later, and that one is reported.
   Node *followedFailure = nullptr;
@@ -315,7 +319,11 @@ llvm::Error launch(const LaunchOptions &opts) {
         n->done = true;
         bool ok = WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
         bool consequence = WIFEXITED(n->status) && WEXITSTATUS(n->status) == kExitOtherNodeFailed;
-        if (!ok && !failed && !consequence) {
+        bool trainer = llvm::StringRef(n->name).startswith("trainer.");
+        if (!ok && trainersMayFail && trainer) {
+          if (!lostTrainer)
+            lostTrainer = n.get(), lostFirst = !failed;
+        } else if (!ok && !failed && !consequence) {
           failed = n.get();
           reason = describeStatus(n->status);
         }
@@ -363,6 +371,11 @@ llvm::Error launch(const LaunchOptions &opts) {
   }
   for (auto &n : nodes)
     n->reader.join();
+  // The pservers (and scheduler) of an async job fail at the end for the trainer they lost: it
+  // is the cause.
+  if (lostTrainer && lostFirst)
+    failed = lostTrainer, reason = describeStatus(lostTrainer->status) + "; the other trainers "
+                                   "trained on without it";
   if (failed) {
     std::string lines;
     for (const std::string &l : failed->tail)

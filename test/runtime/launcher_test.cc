@@ -77,3 +77,26 @@ TEST_CASE("oar-launch killed with SIGKILL leaves no keys behind", "[runtime][e2e
   INFO(out << readFile(dir + "/launch.log"));
   CHECK_THAT(out, Contains("keys before: 1") && Contains("keys after: 0"));
 }
+
+TEST_CASE("oar-launch lets an async job train on when a trainer dies, then fails naming it",
+          "[runtime][e2e][fault]") {
+  // Async pservers serve the other trainers on; the launcher must not stop them either. The
+  // pservers call the killed trainer lost after the barrier timeout, short here.
+  std::string dir = scratchDir("launch_async_trainer_dies");
+  makeFitALine(dir + "/model", "--lr=0.001 --batch-size=10 --epochs=600");
+  std::string out = run(
+      "cd " + dir + " && (" + binDir() +
+      "/oar-launch --server-num=2 --worker-num=2 --mode=async --timeout=120 model -- "
+      "--barrier-timeout-ms=3000 > launch.log 2>&1 & pid=$!; "
+      // A pserver names trainer 1's process when it says hello.
+      "for i in $(seq 600); do grep -q 'trainer.1.*step 1/' launch.log && break; sleep 0.05; "
+      "done; victim=$(grep -o 'trainer 1 runs on this host (process [0-9]*' launch.log | "
+      "head -1 | grep -o '[0-9]*$'); echo \"victim $victim\"; kill -KILL $victim; wait $pid; "
+      "echo \"launch rc $?\")");
+  std::string log = readFile(dir + "/launch.log");
+  INFO(out << log);
+  CHECK_THAT(out, Contains("launch rc 1") && !Contains("victim \n"));
+  CHECK_THAT(log, Contains("trainer 0: trained 12600 steps"));
+  CHECK_THAT(log, Contains("trainer.1 failed (killed by signal Killed; the other trainers trained "
+                           "on without it)"));
+}
