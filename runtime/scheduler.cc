@@ -154,6 +154,10 @@ private:
       if (std::string why = members_.registrationRefusal(identity, *msg, senderKey_);
           !why.empty()) {
         refuse(identity, why, from);
+        // A node of this job (it passed the key or user check) started for another size: the
+        // job cannot assemble, so the registered nodes hear it now, not at the timeout.
+        if (why == members_.countsRefusal(*msg))
+          return failRegistration(from + " registered as a " + msg->role() + ": " + why);
         continue;
       }
       members_.add(identity, *msg);
@@ -185,10 +189,12 @@ private:
     send(m.identity, msg);
   }
 
-  llvm::Error failRegistration() {
-    std::string why = llvm::formatv("{0} registered in {1:f1} s", members_.registeredSoFar(),
-                                    opts_.registerTimeout.count() / 1000.0)
-                          .str();
+  /// Ends registration: every registered node hears `why` (default: who came, in the time).
+  llvm::Error failRegistration(std::string why = "") {
+    if (why.empty())
+      why = llvm::formatv("{0} registered in {1:f1} s", members_.registeredSoFar(),
+                          opts_.registerTimeout.count() / 1000.0)
+                .str();
     for (const Member &m : members_.members()) {
       proto::SchedMsg msg;
       msg.set_version(kProtocolVersion);

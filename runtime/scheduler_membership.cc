@@ -44,11 +44,8 @@ std::string SchedulerMembership::registrationRefusal(const std::string &identity
     return why;
   if (!printable(msg.job_id()) || !printable(msg.endpoint()))
     return "a launch id or endpoint that is not printable text";
-  if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
-    return llvm::formatv("this node was started for {0} pserver(s) and {1} trainer(s), the "
-                         "scheduler for {2} and {3}",
-                         msg.pservers_count(), msg.trainers_count(), opts_.pservers, opts_.trainers)
-        .str();
+  if (std::string why = countsRefusal(msg); !why.empty())
+    return why;
   // Without a launch id of its own, the scheduler takes the first accepted node's.
   if (msg.job_id() != jobId_ && !(jobId_.empty() && members_.empty()))
     return llvm::formatv("this node belongs to launch \"{0}\", the scheduler to another",
@@ -74,6 +71,15 @@ std::string SchedulerMembership::registrationRefusal(const std::string &identity
     if (m.role == "pserver" && !msg.endpoint().empty() && m.endpoint == msg.endpoint())
       return "endpoint " + msg.endpoint() + " is another pserver's";
   return "";
+}
+
+std::string SchedulerMembership::countsRefusal(const proto::SchedMsg &msg) const {
+  if (msg.pservers_count() == opts_.pservers && msg.trainers_count() == opts_.trainers)
+    return "";
+  return llvm::formatv("this node was started for {0} pserver(s) and {1} trainer(s), the "
+                       "scheduler for {2} and {3}",
+                       msg.pservers_count(), msg.trainers_count(), opts_.pservers, opts_.trainers)
+      .str();
 }
 
 void SchedulerMembership::add(const std::string &identity, const proto::SchedMsg &msg) {

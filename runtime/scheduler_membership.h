@@ -37,6 +37,8 @@ public:
   /// keys), cannot join while nodes register, or "". Nothing of a refused node is kept.
   std::string registrationRefusal(const std::string &identity, const proto::SchedMsg &msg,
                                   const std::string &key) const;
+  /// Why a node that sent `msg` was started for another job size than the scheduler, or "".
+  std::string countsRefusal(const proto::SchedMsg &msg) const;
   /// Takes a registration that registrationRefusal passed.
   void add(const std::string &identity, const proto::SchedMsg &msg);
   /// Whether every node of the job has registered.

@@ -84,11 +84,6 @@ TEST_CASE("the scheduler gives each node its id and every pserver's endpoint",
 TEST_CASE("the scheduler refuses a node that does not fit, with a line saying why",
           "[runtime][cluster][scheduler]") {
   SchedulerInThread s(1, 1, std::chrono::milliseconds(3000));
-  SchedulerRequest wrongCounts = s.request("trainer");
-  wrongCounts.trainers = 3;
-  CHECK_THAT(errorText(SchedulerLink::join(wrongCounts, {})),
-             Contains("refused this trainer: this node was started for 1 pserver(s) and 3 "
-                      "trainer(s), the scheduler for 1 and 1"));
   CHECK_THAT(errorText(SchedulerLink::join(s.request("trainer", 5), {})),
              Contains("trainer id 5 is out of range (the job has 1)"));
   SchedulerRequest noEndpoint = s.request("pserver");
@@ -106,6 +101,33 @@ TEST_CASE("the scheduler refuses a node that does not fit, with a line saying wh
   CHECK_THAT(errorText(p.get()),
              Contains("only 1 of 1 pserver(s) and 0 of 1 trainer(s) registered in 3.0 s"));
   CHECK_THAT(errorText(s.result.get()), Contains("only 1 of 1 pserver(s)"));
+}
+
+TEST_CASE("a node started for other counts ends the registration at once, and the nodes that "
+          "came hear why",
+          "[runtime][cluster][scheduler]") {
+  // Registration would wait its whole timeout (a minute by default) for a node that never fits.
+  SchedulerInThread s(1, 1, std::chrono::milliseconds(60000));
+  auto p = std::async(std::launch::async,
+                      [&] { return SchedulerLink::join(s.request("pserver", 0), {}); });
+  auto registered = [&] {
+    std::lock_guard<std::mutex> lock(s.linesMutex);
+    return llvm::any_of(s.lines, [](const std::string &l) {
+      return l.find("pserver registered") != std::string::npos;
+    });
+  };
+  for (int i = 0; i < 400 && !registered(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  REQUIRE(registered());
+  SchedulerRequest wrongCounts = s.request("trainer");
+  wrongCounts.trainers = 3;
+  CHECK_THAT(errorText(SchedulerLink::join(wrongCounts, {})),
+             Contains("refused this trainer: this node was started for 1 pserver(s) and 3 "
+                      "trainer(s), the scheduler for 1 and 1"));
+  std::string why = "registered as a trainer: this node was started for 1 pserver(s) and 3 "
+                    "trainer(s), the scheduler for 1 and 1";
+  CHECK_THAT(errorText(p.get()), Contains(why));
+  CHECK_THAT(errorText(s.result.get()), Contains(why));
 }
 
 TEST_CASE("with CURVE keys the scheduler takes only the pservers' key and listed trainers",
