@@ -299,6 +299,9 @@ llvm::Error runScheduler(const SchedulerOptions &opts) {
     return makeError("scheduler {0}: needs at least one pserver and one trainer (got {1} and {2}; "
                      "--pserver-count, --trainers)",
                      opts.endpoint, opts.pservers, opts.trainers);
+  if (opts.elastic && opts.maxTrainers < opts.trainers)
+    return makeError("scheduler {0}: --max-trainers {1} is under the job's {2} trainers",
+                     opts.endpoint, opts.maxTrainers, opts.trainers);
   // Nodes beat every second: under two beats, one late beat would count as a lost node.
   if (opts.heartbeatTimeout < std::chrono::milliseconds(2000))
     return makeError("scheduler {0}: --heartbeat-timeout-ms {1} is under 2000 (nodes send a "

@@ -23,6 +23,8 @@ struct SchedulerOptions {
   /// Async jobs: a trainer may register while the job runs; it gets the next trainer id (past
   /// the count) and the same endpoints. Pservers must be started with elastic too.
   bool elastic = false;
+  /// Elastic: the most trainers running at once; a join beyond it is refused.
+  int64_t maxTrainers = 64;
   /// Nodes send a heartbeat every second; one silent this long is gone.
   std::chrono::milliseconds heartbeatTimeout{3000};
   /// CURVE: the pservers' key pair, and the trainers' public keys; the pservers register with

@@ -122,6 +122,12 @@ std::string SchedulerMembership::lateRefusal(const proto::SchedMsg &msg,
     return "this node was started for other counts than the job's";
   if (!printable(msg.job_id()) || msg.job_id() != jobId_)
     return "this node belongs to another launch";
+  int64_t running = llvm::count_if(
+      members_, [](const Member &m) { return m.role == "trainer" && !m.left && !m.gone; });
+  if (running >= opts_.maxTrainers)
+    return llvm::formatv("the job runs its most trainers already ({0}, --max-trainers)",
+                         opts_.maxTrainers)
+        .str();
   return "";
 }
 

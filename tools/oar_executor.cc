@@ -117,6 +117,11 @@ static cl::opt<bool>
                      "to the scheduler and the pservers) and leave it by completing"),
             cl::cat(jobCategory));
 static cl::opt<int64_t>
+    maxTrainers("max-trainers",
+                cl::desc("scheduler, with --elastic: the most trainers running at once (default "
+                         "64); joins beyond are refused"),
+                cl::init(64), cl::cat(jobCategory));
+static cl::opt<int64_t>
     registerTimeoutMs("register-timeout-ms",
                       cl::desc("with --scheduler: every node registering (default 60000)"),
                       cl::init(60000), cl::cat(jobCategory));
@@ -323,6 +328,7 @@ static oar::runtime::SchedulerOptions schedulerOptions(const oar::runtime::Clust
   s.heartbeatTimeout = std::chrono::milliseconds(heartbeatTimeoutMs);
   s.curve = curveFromFlags();
   s.elastic = elastic;
+  s.maxTrainers = maxTrainers;
   s.log = logLine;
   s.shouldStop = oar::runtime::stopRequested;
   return s;

@@ -6,9 +6,9 @@
 #include "executor/npy.h"
 #include "runtime/curve.h"
 #include "runtime/launcher.h"
+#include "runtime/protocol.h"
 #include "runtime/scheduler.h"
 #include "runtime/scheduler_client.h"
-#include "runtime/protocol.h"
 #include "runtime/scheduler_membership.h"
 #include "test/support/expect.h"
 #include "test/support/fixture.h"
@@ -197,6 +197,39 @@ TEST_CASE("one connection registers one node: a peer cannot hold two places",
   CHECK(members.registrationRefusal("conn-a", trainer, "") ==
         "this connection registered as trainer already");
   CHECK(members.registrationRefusal("conn-b", trainer, "") == "");
+}
+
+TEST_CASE("an elastic job takes joins up to --max-trainers running at once",
+          "[runtime][cluster][scheduler][elastic]") {
+  SchedulerOptions opts;
+  opts.pservers = 1, opts.trainers = 1, opts.elastic = true, opts.maxTrainers = 2;
+  SchedulerMembership members(opts);
+  proto::SchedMsg reg;
+  reg.set_version(kProtocolVersion);
+  reg.set_kind(proto::REGISTER);
+  reg.set_id(-1);
+  reg.set_pservers_count(1);
+  reg.set_trainers_count(1);
+  reg.set_role("pserver");
+  reg.set_endpoint("127.0.0.1:7000");
+  members.add("ps", reg);
+  reg.set_role("trainer");
+  reg.clear_endpoint();
+  members.add("t0", reg);
+  members.assignIds();
+  REQUIRE(members.lateRefusal(reg, "") == "");
+  CHECK(members.addLate("t1").id == 1);
+  CHECK(members.lateRefusal(reg, "") ==
+        "the job runs its most trainers already (2, --max-trainers)");
+  members.memberOf("t0")->left = true; // one leaves: room for one more
+  CHECK(members.lateRefusal(reg, "") == "");
+  CHECK_THAT(errorText(runScheduler([] {
+               SchedulerOptions o;
+               o.endpoint = "127.0.0.1:1", o.pservers = 1, o.trainers = 4;
+               o.elastic = true, o.maxTrainers = 2;
+               return o;
+             }())),
+             Contains("--max-trainers 2 is under the job's 4 trainers"));
 }
 
 TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
