@@ -184,6 +184,7 @@ private:
     msg.set_job_id(members_.jobId());
     msg.set_pservers_count(opts_.pservers);
     msg.set_trainers_count(opts_.trainers);
+    msg.set_heartbeat_timeout_ms(opts_.heartbeatTimeout.count());
     for (const std::string &ep : members_.pserverEndpoints())
       msg.add_pservers(ep);
     send(m.identity, msg);
@@ -257,6 +258,10 @@ private:
                    from);
         } else if (msg->kind() == proto::HEARTBEAT) {
           m->lastSeen = Clock::now();
+          proto::SchedMsg answer; // the node's sign that this scheduler still runs
+          answer.set_version(kProtocolVersion);
+          answer.set_kind(proto::HEARTBEAT);
+          send(identity, answer);
         } else if (msg->kind() == proto::LEAVE && !m->gone && !m->left) {
           if (msg->error().empty()) {
             m->left = true;

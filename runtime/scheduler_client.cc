@@ -147,14 +147,31 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
     link->assignment_.trainers = msg->trainers_count();
     link->assignment_.jobId = msg->job_id();
     Impl *i = link->impl_.get();
-    link->heartbeats_ = std::thread([i, stop = &link->stop_] {
-      auto next = std::chrono::steady_clock::now();
+    // A scheduler answers every heartbeat; one silent for its own heartbeat timeout is gone
+    // (0: a scheduler that does not say, which is never called gone).
+    auto schedulerTimeout = std::chrono::milliseconds(msg->heartbeat_timeout_ms());
+    link->heartbeats_ = std::thread([i, stop = &link->stop_, schedulerTimeout] {
+      auto next = std::chrono::steady_clock::now(), heard = next;
+      bool saidGone = false;
       while (!stop->load()) {
-        if (std::chrono::steady_clock::now() >= next) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= next) {
           i->send(proto::HEARTBEAT);
           next += kHeartbeatEvery;
         }
+        if (schedulerTimeout.count() > 0 && !saidGone && now - heard > schedulerTimeout) {
+          saidGone = true;
+          if (i->log)
+            i->log(llvm::formatv("scheduler {0} is gone: no answer to heartbeats for {1:f1} s "
+                                 "(killed, or its host is down); the job goes on, and a node "
+                                 "that fails now is found by the timeouts (--barrier-timeout-ms, "
+                                 "--reply-timeout-ms)",
+                                 i->scheduler, std::chrono::duration<double>(now - heard).count())
+                       .str());
+        }
         auto note = i->receive(std::chrono::milliseconds(100));
+        if (note && note->kind() != proto::SCHED_UNSET)
+          heard = std::chrono::steady_clock::now();
         if (!note || note->kind() != proto::NODE_GONE)
           continue;
         if (note->role() == "trainer") {

@@ -232,6 +232,56 @@ TEST_CASE("an elastic job takes joins up to --max-trainers running at once",
              Contains("--max-trainers 2 is under the job's 4 trainers"));
 }
 
+TEST_CASE("a node notices a scheduler that stops answering, says so, and runs on",
+          "[runtime][cluster][scheduler][fault]") {
+  std::atomic<bool> killed{false};
+  SchedulerOptions opts;
+  opts.endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  opts.pservers = opts.trainers = 1;
+  opts.heartbeatTimeout = std::chrono::milliseconds(2000);
+  opts.shouldStop = [&] { return killed.load(); };
+  auto result = std::async(std::launch::async, [&] { return runScheduler(opts); });
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  auto log = [&](const std::string &l) {
+    std::lock_guard<std::mutex> lock(mutex);
+    lines.push_back(l);
+  };
+  SchedulerRequest r;
+  r.scheduler = opts.endpoint;
+  r.pservers = r.trainers = 1;
+  r.timeout = std::chrono::milliseconds(10000);
+  r.role = "pserver", r.endpoint = "127.0.0.1:40000";
+  auto p = std::async(std::launch::async, [&] { return SchedulerLink::join(r, log); });
+  SchedulerRequest t = r;
+  t.role = "trainer", t.endpoint.clear();
+  auto trainer = requireValue(SchedulerLink::join(t, log));
+  auto ps = requireValue(p.get());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500)); // answered all along
+  auto said = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return llvm::count_if(lines, [](const std::string &l) {
+      return l.find("is gone: no answer to heartbeats") != std::string::npos;
+    });
+  };
+  CHECK(said() == 0);
+  killed = true;
+  CHECK_THAT(errorText(result.get()), Contains("stopped by signal"));
+  for (int i = 0; i < 200 && said() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(said() == 2); // both nodes, once each
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    INFO(llvm::join(lines, "\n"));
+    CHECK_THAT(
+        llvm::join(lines, "\n"),
+        Contains("scheduler " + opts.endpoint + " is gone: no answer to heartbeats for 2.") &&
+            Contains("the job goes on, and a node that fails now is found by the timeouts"));
+  }
+  trainer->leave("");
+  ps->leave("");
+}
+
 TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
           "[runtime][cluster][scheduler]") {
   SchedulerRequest r;
