@@ -3,8 +3,8 @@
 
 #include <arpa/inet.h>
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <fcntl.h>
 #include <mutex>
@@ -374,8 +374,9 @@ llvm::Error launch(const LaunchOptions &opts) {
   // The pservers (and scheduler) of an async job fail at the end for the trainer they lost: it
   // is the cause.
   if (lostTrainer && lostFirst)
-    failed = lostTrainer, reason = describeStatus(lostTrainer->status) + "; the other trainers "
-                                   "trained on without it";
+    failed = lostTrainer,
+    reason = describeStatus(lostTrainer->status) +
+             (opts.workers > 1 ? "; the other trainers trained on without it" : "");
   if (failed) {
     std::string lines;
     for (const std::string &l : failed->tail)

@@ -7,6 +7,7 @@
 
 #include "executor/npy.h"
 #include "runtime/launcher.h"
+#include "test/support/ctr_data.h"
 #include "test/support/expect.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -177,6 +178,26 @@ TEST_CASE("a pserver refuses a gradient holding NaN or inf instead of applying i
                                             R"(\1 from trainer 0 for step \d+ holds (nan|inf) at )"
                                             R"(element \d+; it is not applied)")));
   }
+}
+
+TEST_CASE("a pserver refuses a distributed table's rows holding NaN or inf instead of applying "
+          "them",
+          "[tools][errors][sparse]") {
+  // wide_deep keeps its tables on the pservers; a rate this large makes the pushed rows
+  // non-finite within a few steps, and the trainer, told to go on, pushes them anyway.
+  std::string dir = scratchDir("nonfinite_rows");
+  runExpecting(0, binDir() + "/oar-model --model=wide_deep --optimizer=sgd --lr=1e30 "
+                             "--batch-size=500 --hidden=16 --vocab=65536 --format=criteo --data=" +
+                      oar::ctrData() + "/train.txt -o " + dir);
+  std::string out =
+      runExpecting(1, binDir() + "/oar-launch --server-num=1 --worker-num=1 --curve=false "
+                                 "--timeout=120 --mode=async " +
+                          dir + " -- --allow-nonfinite");
+  INFO(out);
+  CHECK(std::regex_search(
+      out, std::regex(R"(rejected push_rows (embedding_\d+\.w_0) from trainer 0 \(peer \w+\): )"
+                      R"(rows of \1 from trainer 0 for step \d+ hold (nan|inf) \(key \d+\); )"
+                      R"(they are not applied)")));
 }
 
 TEST_CASE("a program that trains but names no loss is refused", "[tools][errors]") {
