@@ -19,6 +19,18 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 /// Keys first..first+n-1.
 std::vector<uint64_t> keyRange(uint64_t first, size_t n) {
   std::vector<uint64_t> keys(n);
@@ -117,8 +129,10 @@ TEST_CASE("a pserver with a 200 MB table budget takes 10 M distinct keys in its 
           "[e2e][runtime][sparse]") {
   std::string dir = scratchDir("table_budget_10m");
   // 10 slots of ids, each id once: 1,000,000 rows of 10 -> 10 M distinct keys in 10 steps of
-  // 1 M keys a push.
-  const int64_t rows = 1000000, slots = 10;
+  // 1 M keys a push. Under AddressSanitizer (its quarantine and shadow hold memory of their own,
+  // and each key costs ten times the time) a tenth of the keys through a tenth of the budget.
+  const int64_t rows = kAddressSanitizer ? 100000 : 1000000, slots = 10;
+  const std::string budgetMb = kAddressSanitizer ? "20" : "200";
   ModelBuilder m(/*seed=*/3);
   std::string ids = m.data("ids", {slots}, proto::I64);
   std::string y = m.data("y", {1});
@@ -152,8 +166,9 @@ TEST_CASE("a pserver with a 200 MB table budget takes 10 M distinct keys in its 
                      " --trainers 1 --main main.pb --startup startup.pb --num-threads 1 ";
   // VmHWM is the pserver's peak resident memory; sampled until it exits.
   std::string out =
-      run("cd " + dir + " && (" + node + "--role pserver --endpoint " + ep +
-          " --table-memory-mb 200 > ps.log 2>&1 & pid=$!; "
+      run("cd " + dir + " && (" + node + "--role pserver --endpoint " + ep + " --table-memory-mb " +
+          budgetMb +
+          " > ps.log 2>&1 & pid=$!; "
           "(while kill -0 $pid 2>/dev/null; do grep VmHWM /proc/$pid/status >> hwm.txt; "
           "sleep 0.05; done) & " +
           node +
@@ -172,17 +187,22 @@ TEST_CASE("a pserver with a 200 MB table budget takes 10 M distinct keys in its 
   // The stated overhead (docs/operations.md): 100 MB for the process itself (about 70 MB of
   // libraries, program and ZeroMQ) and a message in flight (here 1 M keys and their rows, 40 MB).
   CHECK(peakKb > 0);
-  CHECK(peakKb < (200 + 100) * 1024);
-  CHECK_THAT(log, Contains("distributed tables: a 200 MB budget (evicting the least recently "
-                           "pushed rows when a table is full): at most "));
+  if (kAddressSanitizer)
+    WARN("skipped: the memory bound under AddressSanitizer");
+  else
+    CHECK(peakKb < (200 + 100) * 1024);
+  CHECK_THAT(log, Contains("distributed tables: a " + budgetMb +
+                           " MB budget (evicting the least recently pushed rows when a table is "
+                           "full): at most "));
   CHECK_THAT(log, Contains("distributed tables are full ("));
   // 10 M keys through a table that holds a fraction of them: most were evicted, none refused.
   llvm::StringRef held = log;
   held = held.substr(held.find("distributed tables hold "));
   INFO(held.str());
-  CHECK_THAT(held.str(), Contains("(200 MB budget: ") && Contains(" rows evicted, 0 keys refused"));
+  CHECK_THAT(held.str(), Contains("(" + budgetMb + " MB budget: ") &&
+                             Contains(" rows evicted, 0 keys refused"));
   int64_t evicted = 0;
   llvm::StringRef budgetPart = held.substr(held.find("budget: ") + 8);
   REQUIRE_FALSE(budgetPart.consumeInteger(10, evicted));
-  CHECK(evicted > 5000000);
+  CHECK(evicted > rows * slots / 2);
 }
