@@ -315,6 +315,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.elastic = opts.elastic;
   env.pserver.checkpointKeep = opts.checkpointKeep;
   env.pserver.tableBudget = opts.tableBudget;
+  env.pserver.skipNonFinite = opts.skipNonFinite;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
   env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
   env.pserver.computeThreads = opts.computeThreads;

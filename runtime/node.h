@@ -29,8 +29,10 @@ struct NodeOptions {
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
   int checkpointKeep = 3;
-  /// Pservers: the memory their distributed tables may hold (PserverOptions::tableBudget).
+  /// Pservers: the memory their distributed tables may hold (PserverOptions::tableBudget), and
+  /// whether a non-finite update is skipped rather than refused (PserverOptions::skipNonFinite).
   TableBudget tableBudget;
+  bool skipNonFinite = false;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log;
   /// Async: trainers may join the running job (ids past the count; PserverOptions::elastic).

@@ -452,9 +452,11 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
-  /// A gradient holding NaN or inf is refused, never applied: the trainer that sent it hears
-  /// why (and, in sync mode, so does the job), instead of a model that silently goes bad.
-  llvm::Error refuseNonFinite(const Message &m, int64_t t) {
+  /// A gradient holding NaN or inf is never applied: the trainer that sent it hears why (and, in
+  /// sync mode, so does the job), instead of a model that silently goes bad; or, with
+  /// --nonfinite-grads=skip, its param's update for that step is skipped (see skipUpdate).
+  /// Returns what is wrong with `m`, or "".
+  std::string nonFiniteGradient(const Message &m, int64_t t) {
     const proto::MsgHeader &h = m.header;
     int64_t n = 1;
     for (int64_t d : h.dims())
@@ -469,13 +471,29 @@ struct PserverLoop::Impl {
     }
     std::optional<int64_t> bad = firstNonFinite(bytes, h.dtype(), n);
     if (!bad)
-      return llvm::Error::success();
+      return "";
     double v = h.dtype() == proto::F64 ? static_cast<const double *>(bytes)[*bad]
                                        : static_cast<const float *>(bytes)[*bad];
-    return makeError("gradient {0} from trainer {1} for step {2} holds {3} at element {4}; it "
-                     "is not applied (the trainer diverged: lower the learning rate)",
-                     h.var(), t, h.step(), std::isnan(v) ? "nan" : "inf", *bad);
+    return llvm::formatv("gradient {0} from trainer {1} for step {2} holds {3} at element {4}",
+                         h.var(), t, h.step(), std::isnan(v) ? "nan" : "inf", *bad)
+        .str();
   }
+
+  /// --nonfinite-grads=skip: the update `what` describes is not applied, the trainer is answered
+  /// OK, and the log says so (within its budget); the count goes in the last line.
+  int64_t skippedUpdates = 0;
+  LogLimiter skipLog;
+  void skipUpdate(const std::string &peer, const proto::MsgHeader &h, const std::string &what) {
+    ++skippedUpdates;
+    int64_t held = 0;
+    if (skipLog.allow("skipped", held))
+      log(what + "; its update is skipped (--nonfinite-grads=skip)" +
+          (held ? llvm::formatv(" ({0} more skips not logged)", held).str() : std::string()));
+    reply(peer, makeHeader(proto::REPLY_OK, h.var(), h.trainer_id(), h.step()));
+  }
+  /// Sync: the optimize blocks and tables whose update this step skips.
+  std::set<int> skippedBlocks;
+  std::set<size_t> skippedTables;
 
   /// Runs optimize block `idx`.
   llvm::Error runBlock(int idx) {
@@ -526,16 +544,22 @@ struct PserverLoop::Impl {
         }
       setAverageOver(static_cast<int64_t>(liveIds.size()));
       for (const auto &entry : gradToBlock)
-        workers->post(blockThread[entry.getValue()],
-                      [this, block = entry.getValue()] { return runBlock(block); });
+        if (!skippedBlocks.count(entry.getValue()))
+          workers->post(blockThread[entry.getValue()],
+                        [this, block = entry.getValue()] { return runBlock(block); });
       std::vector<bool> liveNow(fanin);
       for (int64_t t = 0; t < fanin; ++t)
         liveNow[t] = live(t);
       for (size_t i = 0; i < tables.size(); ++i)
-        workers->post(tableThread[i], [this, i, liveNow] {
-          tables.applyStep(i, liveNow);
+        workers->post(tableThread[i], [this, i, liveNow, skip = skippedTables.count(i) > 0] {
+          if (skip)
+            tables.skipStep(i);
+          else
+            tables.applyStep(i, liveNow);
           return llvm::Error::success();
         });
+      skippedBlocks.clear();
+      skippedTables.clear();
       if (llvm::Error err = workers->drain())
         return err;
       optimizedRounds = round;
@@ -742,11 +766,19 @@ struct PserverLoop::Impl {
       // Read before the acknowledgement, after which the trainer may move on.
       if (llvm::Error err = peerMemory.receive(t, m))
         return err;
-      if (llvm::Error err = refuseNonFinite(m, t))
-        return err;
       if (mode == "sync" && h.step() != barrierRound[t])
         return makeError("gradient {0} for step {1}, which is not trainer {2}'s step", h.var(),
                          h.step(), t);
+      if (std::string bad = nonFiniteGradient(m, t); !bad.empty()) {
+        if (!opts.skipNonFinite)
+          return makeError("{0}; it is not applied (the trainer diverged: lower the learning "
+                           "rate)",
+                           bad);
+        if (mode == "sync")
+          skippedBlocks.insert(it->getValue());
+        skipUpdate(peer, h, bad);
+        return llvm::Error::success();
+      }
       if (mode != "sync" && h.landed())
         return applyLanded(peer, t, h, it->getValue());
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
@@ -794,6 +826,16 @@ struct PserverLoop::Impl {
       if (mode == "sync" && h.step() != barrierRound[t])
         return makeError("rows of {0} for step {1}, which is not trainer {2}'s step", h.var(),
                          h.step(), t);
+      if (std::string bad = tables.nonFiniteRows(m); !bad.empty()) {
+        if (!opts.skipNonFinite)
+          return makeError("{0}; they are not applied (the trainer diverged: lower the learning "
+                           "rate)",
+                           bad);
+        if (mode == "sync")
+          skippedTables.insert(*table);
+        skipUpdate(peer, h, bad);
+        return llvm::Error::success();
+      }
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
       auto push = std::make_shared<Message>(std::move(m));
       if (mode == "sync") { // summed with the other trainers' at the step's barrier
@@ -1129,6 +1171,10 @@ struct PserverLoop::Impl {
                         listTrainers(ids), failures.begin()->second)
               .str());
     }
+    if (skippedUpdates > 0)
+      log(llvm::formatv("skipped {0} update(s) holding NaN or inf (--nonfinite-grads=skip)",
+                        skippedUpdates)
+              .str());
     if (tables.size() > 0) {
       std::string budget;
       if (opts.tableBudget.limited())

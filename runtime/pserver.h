@@ -44,6 +44,10 @@ struct PserverOptions {
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
   int checkpointKeep = 3;
+  /// A gradient or table rows holding NaN or inf: false refuses them (the trainer hears why and
+  /// a sync job ends); true skips the update they belong to for that step (--nonfinite-grads=skip,
+  /// as a loss scaler skips a step) and answers OK. Never applied either way.
+  bool skipNonFinite = false;
   /// Distributed tables' memory (--table-memory-mb, --table-full): rows and admission counters
   /// stay within it; the log says what the limit did.
   TableBudget tableBudget;

@@ -114,15 +114,21 @@ llvm::Expected<size_t> PserverTables::check(const Message &m) const {
       dims[1] != t.width())
     return makeError("{0}: a push of {1} keys needs f32[{1}, {2}] rows but holds {3}{4}", h.var(),
                      h.keys_size(), t.width(), dtypeName(h.dtype()), dimsString(dims));
-  // Rows holding NaN or inf are refused, never applied (see the pserver's gradients).
-  if (auto bad = firstNonFinite(m.payload.data(), proto::F32, dims[0] * dims[1])) {
-    float v = static_cast<const float *>(m.payload.data())[*bad];
-    return makeError("rows of {0} from trainer {1} for step {2} hold {3} (key {4}); they are "
-                     "not applied (the trainer diverged: lower the learning rate)",
-                     h.var(), h.trainer_id(), h.step(), std::isnan(v) ? "nan" : "inf",
-                     h.keys(static_cast<int>(*bad / dims[1])));
-  }
   return it->second;
+}
+
+// Rows holding NaN or inf are never applied (see the pserver's gradients).
+std::string PserverTables::nonFiniteRows(const Message &m) const {
+  const proto::MsgHeader &h = m.header;
+  int64_t n = h.keys_size() * (m.dims().size() == 2 ? m.dims()[1] : 0);
+  auto bad = firstNonFinite(m.payload.data(), proto::F32, n);
+  if (!bad)
+    return "";
+  float v = static_cast<const float *>(m.payload.data())[*bad];
+  return llvm::formatv("rows of {0} from trainer {1} for step {2} hold {3} (key {4})", h.var(),
+                       h.trainer_id(), h.step(), std::isnan(v) ? "nan" : "inf",
+                       h.keys(static_cast<int>(*bad / m.dims()[1])))
+      .str();
 }
 
 Tensor PserverTables::pull(size_t table, const proto::MsgHeader &h) const {

@@ -41,6 +41,15 @@ public:
   /// average over the live trainers, and forgets them. The order of the sum does not depend on
   /// arrival or on how many pservers share the table, so neither does the result.
   void applyStep(size_t table, const std::vector<bool> &live);
+  /// Why a checked PUSH_ROWS's rows cannot be applied (NaN or inf, naming the key), or "".
+  std::string nonFiniteRows(const Message &push) const;
+  /// Sync: a step whose pushes of `table` are not applied (--nonfinite-grads=skip): the kept
+  /// pushes go and the table's clock moves on.
+  void skipStep(size_t table) {
+    for (auto &pushes : held_[table].kept)
+      pushes.clear();
+    held_[table].table->endStep();
+  }
   /// Sync: drops every kept push (a rollback: the trainers send their step again).
   void forgetKept() {
     for (Held &h : held_)

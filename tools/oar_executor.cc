@@ -179,6 +179,12 @@ static cl::opt<int64_t> tableMemoryMb(
     cl::desc("pservers: the most memory their distributed tables' rows and admission counters "
              "may hold, in MiB (default 0: no limit)"),
     cl::init(0), cl::cat(jobCategory));
+static cl::opt<std::string> nonfiniteGrads(
+    "nonfinite-grads",
+    cl::desc("pservers: a gradient or table rows holding NaN or inf: refuse (the trainer hears "
+             "why and a sync job ends; the default) | skip (that update is not applied for that "
+             "step; the log counts the skips)"),
+    cl::init("refuse"), cl::cat(jobCategory));
 static cl::opt<std::string>
     tableFull("table-full",
               cl::desc("pservers: what a full table does with a new key: evict (the least "
@@ -490,6 +496,9 @@ static int runNode(oar::runtime::NodeOptions &opts) {
     exitOnErr(oar::makeError("--table-memory-mb {0} must be 0 (no limit) to 2^30", tableMemoryMb));
   if (tableFull != "evict" && tableFull != "refuse")
     exitOnErr(oar::makeError("--table-full={0}: expected evict or refuse", tableFull));
+  if (nonfiniteGrads != "refuse" && nonfiniteGrads != "skip")
+    exitOnErr(oar::makeError("--nonfinite-grads={0}: expected refuse or skip", nonfiniteGrads));
+  opts.skipNonFinite = nonfiniteGrads == "skip";
   opts.tableBudget.bytes = tableMemoryMb << 20;
   opts.tableBudget.whenFull =
       tableFull == "evict" ? oar::runtime::TableFull::Evict : oar::runtime::TableFull::Refuse;

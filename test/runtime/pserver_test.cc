@@ -1,4 +1,5 @@
 // A live pserver (in a thread, on 127.0.0.1) against bad messages and mismatched trainers.
+#include <cmath>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -360,6 +361,53 @@ TEST_CASE("a trainer that gives up after another one took a checkpointing pserve
   REQUIRE_OK(t0.complete());
   REQUIRE(server.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
   CHECK_THAT(server.get(), Contains("trainer(s) 1 failed; the first: gave up"));
+}
+
+TEST_CASE("with --nonfinite-grads=skip a sync step leaves out the update of a param whose "
+          "gradient holds NaN, and the job goes on",
+          "[runtime][errors]") {
+  OnePserverJob job;
+  LogLines log;
+  NodeOptions opts;
+  opts.timeouts = shortTimeouts();
+  opts.skipNonFinite = true;
+  opts.log = log.sink();
+  auto server = servePserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts);
+  Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
+  REQUIRE_OK(t0.connect(job.job()));
+  REQUIRE_OK(t1.connect(job.job()));
+  Tensor w = Tensor::fromVector<float>({13, 1}, std::vector<float>(13, 0.5f));
+  Tensor b = Tensor::fromVector<float>({1}, {0.5f});
+  Tensor nan = Tensor::fromVector<float>({1}, {std::nanf("")});
+  auto step = [&](Tensor &bOfTrainer1) {
+    REQUIRE_OK(
+        t0.sendVars({{"fc_0.w_0@GRAD", &w}, {"fc_0.b_0@GRAD", &b}}, {job.endpoint, job.endpoint}));
+    REQUIRE_OK(t0.barrier(proto::SEND_BARRIER));
+    REQUIRE_OK(t1.sendVars({{"fc_0.w_0@GRAD", &w}, {"fc_0.b_0@GRAD", &bOfTrainer1}},
+                           {job.endpoint, job.endpoint}));
+    REQUIRE_OK(t1.barrier(proto::SEND_BARRIER));
+  };
+  auto params = [&] {
+    std::vector<Tensor> got(2);
+    REQUIRE_OK(
+        t0.getVars({"fc_0.w_0", "fc_0.b_0"}, {job.endpoint, job.endpoint}, {&got[0], &got[1]}));
+    return std::make_pair(got[0].toVector<float>(), got[1].toVector<float>());
+  };
+  step(b);
+  auto first = params();
+  step(nan); // trainer 1's bias gradient is NaN: the bias keeps its value, the weights move
+  auto second = params();
+  CHECK(second.second == first.second);
+  CHECK(second.first != first.first);
+  for (float v : second.first)
+    CHECK(std::isfinite(v));
+  REQUIRE_OK(t0.complete());
+  REQUIRE_OK(t1.complete());
+  CHECK(server.get() == "");
+  std::string lines = llvm::join(log.lines, "\n");
+  CHECK_THAT(lines, Contains("gradient fc_0.b_0@GRAD from trainer 1 for step 1 holds nan at "
+                             "element 0; its update is skipped (--nonfinite-grads=skip)"));
+  CHECK_THAT(lines, Contains("skipped 1 update(s) holding NaN or inf"));
 }
 
 TEST_CASE("async: a trainer declared lost is refused from then on, and nothing of it applied",

@@ -1,6 +1,7 @@
 // What a user changes at run time and reads back: data overrides, per-trainer metrics files with
 // every metric and test evaluations, runs stopped by NaN, --version and flag spellings.
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -170,13 +171,23 @@ TEST_CASE("a pserver refuses a gradient holding NaN or inf instead of applying i
                       sourceDir() + "/data/uci_housing/housing.data -o " + dir);
   for (const char *mode : {"sync", "async"}) {
     INFO(mode);
-    std::string out =
-        runExpecting(1, binDir() + "/oar-launch --server-num=1 --worker-num=1 --curve=false "
-                                   "--timeout=120 --mode=" +
-                            mode + " " + dir + " -- --allow-nonfinite");
+    std::string out = runExpecting(1, binDir() +
+                                          "/oar-launch --server-num=1 --worker-num=1 --curve=false "
+                                          "--timeout=120 --mode=" +
+                                          mode + " " + dir + " -- --allow-nonfinite");
     CHECK(std::regex_search(out, std::regex(R"(refused send_var (fc_0\.[wb]_0@GRAD): gradient )"
                                             R"(\1 from trainer 0 for step \d+ holds (nan|inf) at )"
                                             R"(element \d+; it is not applied)")));
+    // Told to skip, the pserver leaves those updates out, answers OK and the job runs to its
+    // end (the rate still blows the weights up; what no update adds is a NaN).
+    out = runExpecting(0, binDir() +
+                              "/oar-launch --server-num=1 --worker-num=1 --curve=false "
+                              "--timeout=120 --mode=" +
+                              mode + " " + dir + " -- --allow-nonfinite --nonfinite-grads=skip");
+    CHECK(std::regex_search(out, std::regex(R"(gradient fc_0\.[wb]_0@GRAD from trainer 0 for )"
+                                            R"(step \d+ holds (nan|inf) at element \d+; its )"
+                                            R"(update is skipped \(--nonfinite-grads=skip\))")));
+    CHECK(std::regex_search(out, std::regex(R"(skipped \d+ update\(s\) holding NaN or inf)")));
   }
 }
 
@@ -186,18 +197,26 @@ TEST_CASE("a pserver refuses a distributed table's rows holding NaN or inf inste
   // wide_deep keeps its tables on the pservers; a rate this large makes the pushed rows
   // non-finite within a few steps, and the trainer, told to go on, pushes them anyway.
   std::string dir = scratchDir("nonfinite_rows");
-  runExpecting(0, binDir() + "/oar-model --model=wide_deep --optimizer=sgd --lr=1e30 "
-                             "--batch-size=500 --hidden=16 --vocab=65536 --format=criteo --data=" +
+  runExpecting(0, binDir() +
+                      "/oar-model --model=wide_deep --optimizer=sgd --lr=1e30 "
+                      "--batch-size=500 --hidden=16 --vocab=65536 --format=criteo --data=" +
                       oar::ctrData() + "/train.txt -o " + dir);
-  std::string out =
-      runExpecting(1, binDir() + "/oar-launch --server-num=1 --worker-num=1 --curve=false "
-                                 "--timeout=120 --mode=async " +
-                          dir + " -- --allow-nonfinite");
+  std::string out = runExpecting(1, binDir() +
+                                        "/oar-launch --server-num=1 --worker-num=1 --curve=false "
+                                        "--timeout=120 --mode=async " +
+                                        dir + " -- --allow-nonfinite");
   INFO(out);
   CHECK(std::regex_search(
       out, std::regex(R"(rejected push_rows (embedding_\d+\.w_0) from trainer 0 \(peer \w+\): )"
                       R"(rows of \1 from trainer 0 for step \d+ hold (nan|inf) \(key \d+\); )"
                       R"(they are not applied)")));
+  out = runExpecting(0, binDir() +
+                            "/oar-launch --server-num=1 --worker-num=1 --curve=false "
+                            "--timeout=120 --mode=sync " +
+                            dir + " -- --allow-nonfinite --nonfinite-grads=skip");
+  CHECK(std::regex_search(out, std::regex(R"(rows of embedding_\d+\.w_0 from trainer 0 for step )"
+                                          R"(\d+ hold (nan|inf) \(key \d+\); its update is )"
+                                          R"(skipped)")));
 }
 
 TEST_CASE("a program that trains but names no loss is refused", "[tools][errors]") {
