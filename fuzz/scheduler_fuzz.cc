@@ -4,8 +4,10 @@
 // the message. A 1 x 2 job (with CURVE keys when the first byte is odd) takes them as the
 // scheduler does: registrations until it is full, then heartbeats, leaves and (elastic) late
 // trainers. Whatever comes, the ids it gives must be in range and unique per role, every
-// pserver must have an endpoint, and a late trainer must get a new id.
+// pserver must have an endpoint, every member must hold its role's key, a late trainer must get
+// a new id, and no more than --max-trainers trainers may run at once.
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "runtime/scheduler_membership.h"
@@ -21,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   SchedulerOptions opts;
-  opts.pservers = 1, opts.trainers = 2, opts.elastic = true;
+  opts.pservers = 1, opts.trainers = 2, opts.elastic = true, opts.maxTrainers = 3;
   const std::string pserverKey(40, 'P'), trainerKey(40, 'T'), otherKey(40, 'O');
   if (data[0] & 1) {
     opts.curve.own = CurveKeyPair{pserverKey, std::string(40, 'S')};
@@ -29,6 +31,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   SchedulerMembership members(opts);
   bool assigned = false;
+  std::map<std::string, std::string> keyOf; // each member's connection -> the key it held
+  // With keys, a member holds its role's key: the pservers' for a pserver, a listed one for a
+  // trainer (the check that keeps a trainer's key out of the pservers' list).
+  auto requireRoleKey = [&](const std::string &identity, const std::string &role) {
+    if (opts.curve.enabled())
+      require(keyOf[identity] == (role == "pserver" ? pserverKey : trainerKey));
+  };
   for (size_t at = 1; at + 3 <= size;) {
     uint8_t sender = data[at];
     size_t len = std::min<size_t>(data[at + 1] | data[at + 2] << 8, size - at - 3);
@@ -45,6 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           !members.registrationRefusal(identity, *msg, key).empty())
         continue;
       members.add(identity, *msg);
+      keyOf[identity] = key;
+      requireRoleKey(identity, msg->role());
       if (!members.full())
         continue;
       members.assignIds();
@@ -66,7 +77,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (const Member &other : members.members())
         if (other.role == "trainer")
           highest = std::max(highest, other.id);
+      int64_t running = 0;
+      for (const Member &other : members.members())
+        running += other.role == "trainer" && !other.left && !other.gone;
+      require(running < opts.maxTrainers);
       require(members.addLate(identity).id == highest + 1);
+      keyOf[identity] = key;
+      requireRoleKey(identity, "trainer");
     } else if (m && msg->kind() == oar::proto::LEAVE) {
       m->left = true;
     }

@@ -304,7 +304,11 @@ llvm::Error launch(const LaunchOptions &opts) {
   auto began = std::chrono::steady_clock::now();
   bool trainersMayFail = opts.mode == "async" || opts.mode == "geo";
   Node *failed = nullptr, *lostTrainer = nullptr;
-  bool lostFirst = false; // before any other node failed
+  auto trainersDone = [&] {
+    return llvm::all_of(nodes, [](const auto &n) {
+      return n->done || !llvm::StringRef(n->name).startswith("trainer.");
+    });
+  };
   // A node that exited with kExitOtherNodeFailed, and when: the node it names as the cause
   // usually exits a moment later, and that one is reported.
   Node *followedFailure = nullptr;
@@ -322,7 +326,7 @@ llvm::Error launch(const LaunchOptions &opts) {
         bool trainer = llvm::StringRef(n->name).startswith("trainer.");
         if (!ok && trainersMayFail && trainer) {
           if (!lostTrainer)
-            lostTrainer = n.get(), lostFirst = !failed;
+            lostTrainer = n.get();
         } else if (!ok && !failed && !consequence) {
           failed = n.get();
           reason = describeStatus(n->status);
@@ -332,6 +336,17 @@ llvm::Error launch(const LaunchOptions &opts) {
       } else {
         allDone = false;
       }
+    }
+    // Async: once every trainer has ended, a lost one is the job's failure; its pservers would
+    // otherwise wait out their barrier or idle timeout for it.
+    if (lostTrainer && !failed && trainersDone()) {
+      failed = lostTrainer;
+      reason = describeStatus(lostTrainer->status);
+      if (llvm::any_of(nodes, [&](const auto &n) {
+            return n.get() != lostTrainer && llvm::StringRef(n->name).startswith("trainer.") &&
+                   WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
+          }))
+        reason += "; the other trainers trained on without it";
     }
     bool causeOverdue =
         followedFailure &&
@@ -371,12 +386,6 @@ llvm::Error launch(const LaunchOptions &opts) {
   }
   for (auto &n : nodes)
     n->reader.join();
-  // The pservers (and scheduler) of an async job fail at the end for the trainer they lost: it
-  // is the cause.
-  if (lostTrainer && lostFirst)
-    failed = lostTrainer,
-    reason = describeStatus(lostTrainer->status) +
-             (opts.workers > 1 ? "; the other trainers trained on without it" : "");
   if (failed) {
     std::string lines;
     for (const std::string &l : failed->tail)

@@ -956,6 +956,8 @@ struct PserverLoop::Impl {
     if (llvm::Error err = checkpoints->dropAfter(step))
       return err;
     tables.forgetKept();
+    skippedBlocks.clear(); // the redone steps bring their gradients again
+    skippedTables.clear();
     optimizedRounds = step;
     barrierRound.assign(fanin, step);
     lastStep.assign(fanin, step);

@@ -154,8 +154,9 @@ private:
       if (std::string why = members_.registrationRefusal(identity, *msg, senderKey_);
           !why.empty()) {
         refuse(identity, why, from);
-        // A node of this job (it passed the key or user check) started for another size: the
-        // job cannot assemble, so the registered nodes hear it now, not at the timeout.
+        // A node of this launch (it passed the key or user check and gave the launch id)
+        // started for another size: the job cannot assemble, so the registered nodes hear it
+        // now, not at the timeout.
         if (why == members_.countsRefusal(*msg))
           return failRegistration(from + " registered as a " + msg->role() + ": " + why);
         continue;

@@ -44,13 +44,14 @@ std::string SchedulerMembership::registrationRefusal(const std::string &identity
     return why;
   if (!printable(msg.job_id()) || !printable(msg.endpoint()))
     return "a launch id or endpoint that is not printable text";
-  if (std::string why = countsRefusal(msg); !why.empty())
-    return why;
-  // Without a launch id of its own, the scheduler takes the first accepted node's.
+  // Without a launch id of its own, the scheduler takes the first accepted node's. Checked
+  // before the counts: a node of another launch is refused, never taken for one of this job.
   if (msg.job_id() != jobId_ && !(jobId_.empty() && members_.empty()))
     return llvm::formatv("this node belongs to launch \"{0}\", the scheduler to another",
                          msg.job_id())
         .str();
+  if (std::string why = countsRefusal(msg); !why.empty())
+    return why;
   int64_t wanted = role == "pserver" ? opts_.pservers : opts_.trainers;
   int64_t have = llvm::count_if(members_, [&](const Member &m) { return m.role == role; });
   if (have >= wanted)

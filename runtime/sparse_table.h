@@ -144,7 +144,7 @@ public:
 private:
   /// The row of `key`, made if it has none; nullptr when the table is full and refuses keys.
   float *rowOf(uint64_t key);
-  /// Drops the least recently pushed sixteenth of the rows (a full table that evicts).
+  /// Drops the least recently pushed quarter of the rows (a full table that evicts).
   void evictLeastRecent();
   /// Drops the admission counters of keys pushed once; all of them if that frees too few.
   void forgetCounters();

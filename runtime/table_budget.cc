@@ -61,8 +61,10 @@ llvm::Expected<int64_t> rowsPerTable(const TableBudget &budget,
                      "distributed tables; give at least {3}",
                      budget.bytes >> 20, least, tables.size(), (need >> 20) + 1);
   }
-  int64_t lo = least, hi = UINT32_MAX - 1; // row numbers are u32
-  while (lo < hi) {                        // the largest that fits, in [lo, hi]
+  // LLVM 14's DenseMap counts buckets in `unsigned`: past 2^30 buckets its growth check
+  // overflows. 3/4 of 2^30 rows a table is the most it can index.
+  int64_t lo = least, hi = (int64_t(3) << 28) - 1;
+  while (lo < hi) { // the largest that fits, in [lo, hi]
     int64_t mid = lo + (hi - lo + 1) / 2;
     if (fits(mid))
       lo = mid;

@@ -99,4 +99,19 @@ TEST_CASE("oar-launch lets an async job train on when a trainer dies, then fails
   CHECK_THAT(log, Contains("trainer 0: trained 12600 steps"));
   CHECK_THAT(log, Contains("trainer.1 failed (killed by signal Killed; the other trainers trained "
                            "on without it)"));
+
+  // The only trainer killed: nothing is left to train, so the launch ends at once (its pserver
+  // would wait out its idle timeout, 10 minutes, for a trainer it cannot call lost).
+  out = run("cd " + dir + " && (" + binDir() +
+            "/oar-launch --server-num=1 --worker-num=1 --mode=async --timeout=60 model > one.log "
+            "2>&1 & pid=$!; "
+            "for i in $(seq 600); do grep -q 'step 1/' one.log && break; sleep 0.05; done; "
+            "victim=$(grep -o 'trainer 0 runs on this host (process [0-9]*' one.log | head -1 | "
+            "grep -o '[0-9]*$'); SECONDS=0; kill -KILL $victim; wait $pid; echo \"launch rc $?\"; "
+            "echo \"ended within 30 s: $((SECONDS < 30))\")");
+  log = readFile(dir + "/one.log");
+  INFO(out << log);
+  // A bound 15 times what it takes: the launcher's own --timeout (60 s) would end it otherwise.
+  CHECK_THAT(out, Contains("launch rc 1") && Contains("ended within 30 s: 1"));
+  CHECK_THAT(log, Contains("trainer.0 failed (killed by signal Killed); its last lines"));
 }
