@@ -60,6 +60,10 @@ struct SchedulerLink::Impl {
     msg.set_version(kProtocolVersion);
     msg.set_kind(kind);
     msg.set_error(error);
+    sendMessage(msg);
+  }
+
+  void sendMessage(const proto::SchedMsg &msg) {
     std::string bytes = msg.SerializeAsString();
     std::lock_guard<std::mutex> lock(sending);
     try {
@@ -148,14 +152,23 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
     link->assignment_.jobId = msg->job_id();
     Impl *i = link->impl_.get();
     // A scheduler answers every heartbeat; one silent for its own heartbeat timeout is gone
-    // (0: a scheduler that does not say, which is never called gone).
+    // (0: a scheduler that does not say, which is never called gone). Until one answers
+    // again, this node registers anew every heartbeat with the place it was given: a scheduler
+    // started again at the same address assigns every node its old place and takes the job
+    // back.
     auto schedulerTimeout = std::chrono::milliseconds(msg->heartbeat_timeout_ms());
-    link->heartbeats_ = std::thread([i, stop = &link->stop_, schedulerTimeout] {
+    proto::SchedMsg again = reg;
+    again.set_id(msg->id());
+    again.set_job_id(msg->job_id());
+    link->heartbeats_ = std::thread([i, stop = &link->stop_, schedulerTimeout, again,
+                                     given = *msg] {
       auto next = std::chrono::steady_clock::now(), heard = next;
       bool saidGone = false;
       while (!stop->load()) {
         auto now = std::chrono::steady_clock::now();
         if (now >= next) {
+          if (saidGone)
+            i->sendMessage(again);
           i->send(proto::HEARTBEAT);
           next += kHeartbeatEvery;
         }
@@ -165,13 +178,29 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
             i->log(llvm::formatv("scheduler {0} is gone: no answer to heartbeats for {1:f1} s "
                                  "(killed, or its host is down); the job goes on, and a node "
                                  "that fails now is found by the timeouts (--barrier-timeout-ms, "
-                                 "--reply-timeout-ms)",
+                                 "--reply-timeout-ms); this node registers again, for a "
+                                 "scheduler started again there",
                                  i->scheduler, std::chrono::duration<double>(now - heard).count())
                        .str());
         }
         auto note = i->receive(std::chrono::milliseconds(100));
         if (note && note->kind() != proto::SCHED_UNSET)
           heard = std::chrono::steady_clock::now();
+        if (note && saidGone && note->kind() == proto::ASSIGN) {
+          bool same = note->role() == given.role() && note->id() == given.id() &&
+                      llvm::equal(note->pservers(), given.pservers());
+          if (i->log)
+            i->log(same ? llvm::formatv("scheduler {0} is back: it took the job back ({1} {2} "
+                                        "kept its place)",
+                                        i->scheduler, given.role(), given.id())
+                              .str()
+                        : llvm::formatv("scheduler {0} is back with another job's places; "
+                                        "ignored",
+                                        i->scheduler)
+                              .str());
+          saidGone = !same;
+          continue;
+        }
         if (!note || note->kind() != proto::NODE_GONE)
           continue;
         if (note->role() == "trainer") {

@@ -232,7 +232,8 @@ TEST_CASE("an elastic job takes joins up to --max-trainers running at once",
              Contains("--max-trainers 2 is under the job's 4 trainers"));
 }
 
-TEST_CASE("a node notices a scheduler that stops answering, says so, and runs on",
+TEST_CASE("a node notices a scheduler that stops answering, runs on, and rejoins one started "
+          "again",
           "[runtime][cluster][scheduler][fault]") {
   std::atomic<bool> killed{false};
   SchedulerOptions opts;
@@ -278,8 +279,22 @@ TEST_CASE("a node notices a scheduler that stops answering, says so, and runs on
         Contains("scheduler " + opts.endpoint + " is gone: no answer to heartbeats for 2.") &&
             Contains("the job goes on, and a node that fails now is found by the timeouts"));
   }
+  // Started again at the same address, a scheduler gets every node's registration for its old
+  // place, assigns them and follows the job to its end.
+  killed = false;
+  auto again = std::async(std::launch::async, [&] { return runScheduler(opts); });
+  auto back = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return llvm::count_if(lines, [](const std::string &l) {
+      return l.find("is back: it took the job back") != std::string::npos;
+    });
+  };
+  for (int i = 0; i < 200 && back() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(back() == 2);
   trainer->leave("");
   ps->leave("");
+  REQUIRE_OK(again.get());
 }
 
 TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
