@@ -324,14 +324,18 @@ llvm::Error launch(const LaunchOptions &opts) {
         bool ok = WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
         bool consequence = WIFEXITED(n->status) && WEXITSTATUS(n->status) == kExitOtherNodeFailed;
         bool trainer = llvm::StringRef(n->name).startswith("trainer.");
+        // Async: a pserver (or scheduler) that ends with an error once a trainer was lost most
+        // likely ends for it ("trainer(s) T were lost"), maybe before the last trainer's exit
+        // is seen: it waits, as a consequence does, for the trainers to end.
+        bool afterLoss = lostTrainer && !trainer && WIFEXITED(n->status);
         if (!ok && trainersMayFail && trainer) {
           if (!lostTrainer)
             lostTrainer = n.get();
-        } else if (!ok && !failed && !consequence) {
+        } else if (!ok && !failed && !consequence && !afterLoss) {
           failed = n.get();
           reason = describeStatus(n->status);
         }
-        if (consequence && !followedFailure)
+        if ((consequence || (!ok && afterLoss)) && !followedFailure)
           followedFailure = n.get(), followedAt = std::chrono::steady_clock::now();
       } else {
         allDone = false;
