@@ -77,10 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (const Member &other : members.members())
         if (other.role == "trainer")
           highest = std::max(highest, other.id);
-      int64_t running = 0;
-      for (const Member &other : members.members())
-        running += other.role == "trainer" && !other.left && !other.gone;
-      require(running < opts.maxTrainers);
+      require(members.runningTrainers() < opts.maxTrainers);
       require(members.addLate(identity).id == highest + 1);
       keyOf[identity] = key;
       requireRoleKey(identity, "trainer");

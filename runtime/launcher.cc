@@ -53,6 +53,7 @@ namespace {
 
 struct Node {
   std::string name; // "pserver.0", "trainer.1"
+  bool isTrainer() const { return llvm::StringRef(name).startswith("trainer."); }
   pid_t pid = -1;
   int outFd = -1;
   std::thread reader;
@@ -305,9 +306,7 @@ llvm::Error launch(const LaunchOptions &opts) {
   bool trainersMayFail = opts.mode == "async" || opts.mode == "geo";
   Node *failed = nullptr, *lostTrainer = nullptr;
   auto trainersDone = [&] {
-    return llvm::all_of(nodes, [](const auto &n) {
-      return n->done || !llvm::StringRef(n->name).startswith("trainer.");
-    });
+    return llvm::all_of(nodes, [](const auto &n) { return n->done || !n->isTrainer(); });
   };
   // A node that exited with kExitOtherNodeFailed, and when: the node it names as the cause
   // usually exits a moment later, and that one is reported.
@@ -323,7 +322,7 @@ llvm::Error launch(const LaunchOptions &opts) {
         n->done = true;
         bool ok = WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
         bool consequence = WIFEXITED(n->status) && WEXITSTATUS(n->status) == kExitOtherNodeFailed;
-        bool trainer = llvm::StringRef(n->name).startswith("trainer.");
+        bool trainer = n->isTrainer();
         // Async: a pserver (or scheduler) that ends with an error once a trainer was lost most
         // likely ends for it ("trainer(s) T were lost"), maybe before the last trainer's exit
         // is seen: it waits, as a consequence does, for the trainers to end.
@@ -347,8 +346,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       failed = lostTrainer;
       reason = describeStatus(lostTrainer->status);
       if (llvm::any_of(nodes, [&](const auto &n) {
-            return n.get() != lostTrainer && llvm::StringRef(n->name).startswith("trainer.") &&
-                   WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
+            return n.get() != lostTrainer && n->isTrainer() && WIFEXITED(n->status) &&
+                   WEXITSTATUS(n->status) == 0;
           }))
         reason += "; the other trainers trained on without it";
     }

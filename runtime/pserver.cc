@@ -630,8 +630,7 @@ struct PserverLoop::Impl {
     if (!opts.tableBudget.limited())
       return;
     RoomCounts now = tables.roomCounts();
-    if (now.evicted == roomLogged.evicted && now.refused == roomLogged.refused &&
-        now.countersForgotten == roomLogged.countersForgotten)
+    if (now == roomLogged)
       return;
     if (roomLoggedAt && Clock::now() - *roomLoggedAt < std::chrono::seconds(10))
       return;

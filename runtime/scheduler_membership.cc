@@ -123,9 +123,7 @@ std::string SchedulerMembership::lateRefusal(const proto::SchedMsg &msg,
     return "this node was started for other counts than the job's";
   if (!printable(msg.job_id()) || msg.job_id() != jobId_)
     return "this node belongs to another launch";
-  int64_t running = llvm::count_if(
-      members_, [](const Member &m) { return m.role == "trainer" && !m.left && !m.gone; });
-  if (running >= opts_.maxTrainers)
+  if (runningTrainers() >= opts_.maxTrainers)
     return llvm::formatv("the job runs its most trainers already ({0}, --max-trainers)",
                          opts_.maxTrainers)
         .str();
@@ -156,6 +154,11 @@ std::string SchedulerMembership::registeredSoFar() const {
   return llvm::formatv("only {0} of {1} pserver(s) and {2} of {3} trainer(s)", ps, opts_.pservers,
                        members_.size() - ps, opts_.trainers)
       .str();
+}
+
+int64_t SchedulerMembership::runningTrainers() const {
+  return llvm::count_if(members_,
+                        [](const Member &m) { return m.role == "trainer" && !m.left && !m.gone; });
 }
 
 Member *SchedulerMembership::memberOf(const std::string &identity) {

@@ -54,6 +54,8 @@ public:
   std::vector<std::string> pserverEndpoints() const;
   /// "only P of S pserver(s) and T of W trainer(s)".
   std::string registeredSoFar() const;
+  /// Trainers registered that have neither left nor gone.
+  int64_t runningTrainers() const;
   Member *memberOf(const std::string &identity);
   std::vector<Member> &members() { return members_; }
   const std::string &jobId() const { return jobId_; }

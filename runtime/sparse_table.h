@@ -51,6 +51,9 @@ struct RoomCounts {
   uint64_t refused = 0; ///< pushes of new keys that found the table full (TableFull::Refuse)
   uint64_t countersForgotten = 0; ///< admission counters dropped when they filled their room
   bool any() const { return evicted + refused + countersForgotten > 0; }
+  bool operator==(const RoomCounts &o) const {
+    return evicted == o.evicted && refused == o.refused && countersForgotten == o.countersForgotten;
+  }
   RoomCounts &operator+=(const RoomCounts &o) {
     evicted += o.evicted, refused += o.refused, countersForgotten += o.countersForgotten;
     return *this;
