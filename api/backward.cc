@@ -1,9 +1,9 @@
 // Autodiff over block 0 through each op's gradient maker.
 #include "api/backward.h"
 
-#include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
+#include "support/error.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 

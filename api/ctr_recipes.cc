@@ -4,7 +4,7 @@
 
 #include "api/recipes.h"
 #include "feed/schema.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

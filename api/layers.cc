@@ -3,10 +3,10 @@
 
 #include <cmath>
 
-#include "executor/data_feed.h"
-#include "ir/error.h"
-#include "ir/verify.h"
+#include "feed/data_feed.h"
 #include "ops/op_registry.h"
+#include "ops/verify.h"
+#include "support/error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 

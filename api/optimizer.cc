@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "ir/error.h"
 #include "ir/names.h"
+#include "support/error.h"
 
 namespace oar {
 

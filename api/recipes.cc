@@ -3,7 +3,7 @@
 
 #include "api/optimizer.h"
 #include "feed/schema.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

@@ -8,9 +8,9 @@
 #include <sys/resource.h>
 
 #include "api/recipes.h"
-#include "executor/batch_source.h"
+#include "feed/batch_source.h"
 #include "feed/schema.h"
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"

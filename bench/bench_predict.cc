@@ -10,10 +10,10 @@
 #include <chrono>
 #include <thread>
 
-#include "executor/batch_source.h"
 #include "executor/npy.h"
-#include "ir/error.h"
+#include "feed/batch_source.h"
 #include "serving/predictor.h"
+#include "support/error.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"

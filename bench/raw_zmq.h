@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "runtime/protocol.h"
+#include "runtime/wire/protocol.h"
 #include "zmq.hpp"
 
 namespace oar::bench {

@@ -3,7 +3,8 @@
 
 #include <cstdlib>
 
-#include "ir/error.h"
+#include "support/env_names.h"
+#include "support/error.h"
 
 namespace oar {
 
@@ -27,7 +28,7 @@ llvm::Error BackgroundWrite::wait() {
 /// then, for bench/checkpoint_cost.sh to compare.
 static bool inlineWrites() {
   static const bool inlined = [] {
-    const char *v = std::getenv("OAR_CHECKPOINT_WRITES");
+    const char *v = std::getenv(env::kOarCheckpointWrites);
     return v && llvm::StringRef(v) == "inline";
   }();
   return inlined;

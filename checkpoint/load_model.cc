@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "checkpoint/table_rows.h"
-#include "ir/error.h"
 #include "ops/op_registry.h"
+#include "support/error.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 

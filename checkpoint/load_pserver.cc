@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "checkpoint/table_rows.h"
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace oar {

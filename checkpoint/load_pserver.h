@@ -1,6 +1,6 @@
 // Loading a checkpoint of any layout into a pserver's blocks: each param block and each block of
 // optimizer state is cut from the whole var, whatever number of pservers (or one machine) wrote
-// it. The pserver's tables load through PserverTables (runtime/pserver_tables.h).
+// it. The pserver's tables load through PserverTables (runtime/pserver/pserver_tables.h).
 #pragma once
 
 #include "checkpoint/load_model.h"

@@ -1,9 +1,9 @@
 // The index of a pserver's saved blocks.
 #include "checkpoint/pserver_blocks.h"
 
-#include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
+#include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"

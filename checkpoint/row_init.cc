@@ -4,8 +4,7 @@
 #include <cmath>
 
 #include "ops/op_registry.h"
-#include "runtime/sparse_routing.h"
-#include "transpiler/plan.h"
+#include "support/hash.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace oar {
@@ -14,15 +13,13 @@ namespace oar {
 static float unit(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 16777216.0f); }
 
 uint64_t RowInit::streamSeed() const {
-  using runtime::mixKey;
   return mixKey(static_cast<uint64_t>(seed) ^ mixKey(fnv1a64(table)));
 }
 
 void RowInit::weightsFrom(uint64_t tableSeed, uint64_t key, int64_t width, float *out) const {
-  using runtime::mixKey;
   uint64_t base = mixKey(tableSeed ^ mixKey(key));
   // Element j draws from its own counter: no element depends on another's draw.
-  auto draw = [&](int64_t j) { return mixKey(base + 0x9e3779b97f4a7c15ull * (j + 1)); };
+  auto draw = [&](int64_t j) { return mixKey(base + kGoldenGamma * (j + 1)); };
   for (int64_t j = 0; j < width; ++j) {
     if (kind == "constant") {
       out[j] = a;

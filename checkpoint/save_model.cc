@@ -1,7 +1,7 @@
 // A single machine's save.
 #include "checkpoint/save_model.h"
 
-#include "executor/trainer.h"
+#include "train/training_loop.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 

@@ -8,7 +8,7 @@
 #include <zlib.h>
 
 #include "executor/save_set.h"
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "executor/npy.h"
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"

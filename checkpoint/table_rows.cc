@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

@@ -1,8 +1,8 @@
 // One machine's training checkpoints.
 #include "checkpoint/training_checkpoints.h"
 
-#include "ir/error.h"
-#include "transpiler/plan.h"
+#include "ir/job_hash.h"
+#include "support/error.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include <memory>

@@ -7,7 +7,7 @@
 
 #include "checkpoint/background_write.h"
 #include "checkpoint/step_checkpoints.h"
-#include "executor/trainer.h"
+#include "train/training_loop.h"
 
 namespace oar {
 

@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 #include <mutex>
 
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace oar {

@@ -9,7 +9,8 @@
 #include <omp.h>
 #include <sched.h>
 
-#include "ir/error.h"
+#include "support/env_names.h"
+#include "support/error.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -81,8 +82,8 @@ std::string describeComputeThreads(llvm::StringRef source) {
   std::string text = std::to_string(n) + (n == 1 ? " compute thread" : " compute threads");
   // With one thread OpenMP starts no others, so no thread ever waits at its barriers.
   if (n > 1) {
-    const char *policy = std::getenv("OMP_WAIT_POLICY");
-    const char *spins = std::getenv("GOMP_SPINCOUNT");
+    const char *policy = std::getenv(env::kOmpWaitPolicy);
+    const char *spins = std::getenv(env::kGompSpinCount);
     std::string upper = llvm::StringRef(policy ? policy : "").trim().upper();
     if (spins)
       text += ", idle ones spinning up to GOMP_SPINCOUNT=" + std::string(spins);
@@ -94,23 +95,6 @@ std::string describeComputeThreads(llvm::StringRef source) {
       text += ", idle ones spinning a while, then sleeping (libgomp's default)";
   }
   return text + " (" + source.str() + ")";
-}
-
-bool isLoopbackEndpoint(llvm::StringRef endpoint) {
-  llvm::StringRef host = endpoint.rsplit(':').first;
-  return host.startswith("127.") || host == "localhost" || host == "[::1]";
-}
-
-int defaultNodeThreads(const std::string &role, int trainers,
-                       const std::vector<std::string> &pserverEndpoints) {
-  int cores = usableCores();
-  if (role == "pserver")
-    return 1;
-  if (role == "trainer" && !pserverEndpoints.empty() &&
-      std::all_of(pserverEndpoints.begin(), pserverEndpoints.end(),
-                  [](const std::string &e) { return isLoopbackEndpoint(e); }))
-    return std::max(1, cores / std::max(1, trainers));
-  return cores;
 }
 
 } // namespace oar

@@ -38,13 +38,4 @@ int computeThreads();
 /// (SOURCE)". Two processes whose descriptions match up to " (SOURCE)" compute alike.
 std::string describeComputeThreads(llvm::StringRef source);
 
-/// Whether `endpoint` (host:port) names this host's loopback (127.x, localhost, [::1]).
-bool isLoopbackEndpoint(llvm::StringRef endpoint);
-
-/// A default thread budget for a node when several may share a host: a pserver's work is
-/// element-wise (1 thread); trainers of a job whose pservers are all on loopback are taken to
-/// share this host and split its cores; anything else uses every core.
-int defaultNodeThreads(const std::string &role, int trainers,
-                       const std::vector<std::string> &pserverEndpoints);
-
 } // namespace oar

@@ -1,7 +1,7 @@
 // csv and tsv with a header: columns found by name, in any order, extra columns ignored. A field
 // may be quoted ("a, b" and "say ""hi""" as RFC 4180 writes them), but may not span lines.
 #include "feed/line_format.h"
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 

@@ -5,19 +5,9 @@
 
 namespace oar {
 
-namespace {
-constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ULL, kFnvPrime = 0x100000001b3ULL;
-
-uint64_t fnv(uint64_t h, llvm::StringRef bytes) {
-  for (char c : bytes)
-    h = (h ^ static_cast<uint8_t>(c)) * kFnvPrime;
-  return h;
-}
-} // namespace
-
 uint64_t columnHash(llvm::StringRef column) {
   // The name, then a byte no name ends with, so "ab"+"c" and "a"+"bc" differ.
-  return fnv(fnv(kFnvBasis, column), llvm::StringRef("\x1f", 1));
+  return fnv1a64(llvm::StringRef("\x1f", 1), fnv1a64(column));
 }
 
 uint64_t integerKeyFrom(uint64_t columnHash, int64_t value) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "support/hash.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace oar {
@@ -22,12 +23,7 @@ uint64_t integerKeyFrom(uint64_t columnHash, int64_t value);
 /// splitmix64's finaliser to spread the bits (FNV alone clusters short ids in the low bits that
 /// id_mod keeps). Inline: the parsers call it for every cell.
 inline uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
-  uint64_t h = columnHash;
-  for (char c : value)
-    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL; // FNV's prime
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  return (h ^ (h >> 31)) >> 1;
+  return mixKey(fnv1a64(value, columnHash)) >> 1;
 }
 
 } // namespace oar

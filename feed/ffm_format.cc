@@ -2,7 +2,7 @@
 // index is its key (hashed with the field), a dense field's value is the feature's value. The
 // label is the line's first token, whatever the schema calls it.
 #include "feed/line_format.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

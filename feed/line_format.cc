@@ -1,7 +1,7 @@
 // The choice of line format by name, and what the formats share.
 #include "feed/line_format.h"
 
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

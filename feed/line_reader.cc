@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

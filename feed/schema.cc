@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"

@@ -7,7 +7,7 @@
 #include "feed/feature_key.h"
 #include "feed/schema.h"
 #include "feed/transforms.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

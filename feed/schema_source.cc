@@ -4,7 +4,7 @@
 #include "feed/line_format.h"
 #include "feed/schema.h"
 #include "feed/stream_source.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

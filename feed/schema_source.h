@@ -9,7 +9,7 @@
 // columns, sparse [B, S] i64 (feed/schema.h).
 #pragma once
 
-#include "executor/batch_source.h"
+#include "feed/batch_source.h"
 
 namespace oar {
 

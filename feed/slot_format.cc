@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "feed/line_format.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

@@ -4,7 +4,8 @@
 #include <random>
 
 #include "feed/line_reader.h"
-#include "ir/error.h"
+#include "support/error.h"
+#include "support/hash.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -35,7 +36,7 @@ public:
     pending_.clear();
     atEnd_ = false;
     // Trainers shuffle their shares differently, each the same way every run.
-    rng_.seed(static_cast<uint64_t>(feed_.seed()) * 0x9e3779b97f4a7c15ULL + trainerId_);
+    rng_.seed(static_cast<uint64_t>(feed_.seed()) * kGoldenGamma + trainerId_);
     return llvm::Error::success();
   }
 

@@ -12,7 +12,7 @@
 
 #include <functional>
 
-#include "executor/batch_source.h"
+#include "feed/batch_source.h"
 #include "feed/feed_rows.h"
 
 namespace oar {

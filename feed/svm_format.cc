@@ -2,7 +2,7 @@
 // the feature); every other index present is a value of the schema's one sparse column, which
 // is multi-valued (a bag of the line's features: the key of each index, weighed as it pools).
 #include "feed/line_format.h"
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

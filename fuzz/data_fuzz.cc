@@ -1,8 +1,8 @@
 // libFuzzer target: the data readers. Byte 0 picks the reader: a Criteo line parser (each line of
 // the rest), CSV, UCI housing, or MNIST IDX (two files: bytes 1-2, little-endian, give the image
 // file's length, the label file takes what is left).
-#include "executor/criteo_feed.h"
-#include "executor/data_feed.h"
+#include "feed/criteo_feed.h"
+#include "feed/data_feed.h"
 #include "fuzz/fuzz_input.h"
 #include "ir/program.h"
 

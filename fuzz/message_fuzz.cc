@@ -1,7 +1,7 @@
 // libFuzzer target: the decoder of a pserver's and a trainer's incoming messages. The input is
 // cut into frames: byte 0 is the number of frames (0-3), each frame then takes a 2-byte
 // little-endian length and that many bytes; the last frame takes what is left.
-#include "runtime/protocol.h"
+#include "runtime/wire/protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)

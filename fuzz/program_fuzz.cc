@@ -1,6 +1,6 @@
 // libFuzzer target: a Program from untrusted bytes (a .pb a user or peer hands over) through the
 // parser and the verifier that every tool runs before anything else.
-#include "ir/verify.h"
+#include "ops/verify.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   oar::proto::Program prog;

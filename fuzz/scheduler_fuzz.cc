@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "runtime/scheduler_membership.h"
+#include "runtime/cluster/scheduler_membership.h"
 
 using namespace oar::runtime;
 

@@ -1,7 +1,7 @@
 // libFuzzer target: the schema feeds' line formats. Byte 0 picks the format (csv, tsv, slot,
 // libffm); the rest is the file, read batch by batch through a schema with a label, an integer
 // and a string slot, a log1p dense column and a bucketized one. Errors are expected and dropped.
-#include "executor/batch_source.h"
+#include "feed/batch_source.h"
 #include "feed/schema.h"
 #include "fuzz/fuzz_input.h"
 

@@ -5,8 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "runtime/protocol.h"
-#include "runtime/zmtp_link.h"
+#include "runtime/transport/zmtp_link.h"
+#include "runtime/wire/protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int fds[2];

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <map>
 
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -33,7 +33,7 @@ std::string deltaName(llvm::StringRef var);
 /// `w` -> `w@SYNCED`: a GEO trainer's copy of the param as the pservers last gave it.
 std::string syncedName(llvm::StringRef var);
 /// `w.block0` -> `w.block0@PREVIOUS`: an async pserver's current version of a param, read by an
-/// update that writes the next version into a fresh buffer (runtime/param_versions.h).
+/// update that writes the next version into a fresh buffer (runtime/pserver/param_versions.h).
 std::string previousVersionName(llvm::StringRef var);
 /// `w@GRAD` -> `w@GRAD@DENSE`: a local sparse table's gradient rows as a dense tensor (zeros
 /// elsewhere), for the pservers that update the table as a dense param; `w` -> `w@ZEROS`.

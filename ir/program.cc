@@ -6,9 +6,9 @@
 
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
-#include "ir/error.h"
 #include "ir/names.h"
 #include "ir/write_file.h"
+#include "support/error.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"

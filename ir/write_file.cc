@@ -1,7 +1,7 @@
 // Writing a whole file with its errors returned.
 #include "ir/write_file.h"
 
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/error.h"
 #include "ir/program.h"
+#include "support/error.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace oar::ops {

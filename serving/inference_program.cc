@@ -2,8 +2,8 @@
 #include "serving/inference_program.h"
 
 #include "checkpoint/row_init.h"
-#include "ir/error.h"
 #include "ir/names.h"
+#include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 

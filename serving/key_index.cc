@@ -12,7 +12,7 @@ Tensor buildKeyIndex(const Tensor &keys) {
   const auto *k = static_cast<const uint64_t *>(keys.raw());
   uint64_t mask = static_cast<uint64_t>(slots) - 1;
   for (int64_t r = 0; r < n; ++r) {
-    uint64_t h = runtime::mixKey(k[r]) & mask;
+    uint64_t h = mixKey(k[r]) & mask;
     while (slot[h] != 0)
       h = (h + 1) & mask;
     slot[h] = static_cast<int32_t>(r + 1);

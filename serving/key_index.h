@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "executor/tensor.h"
-#include "runtime/sparse_routing.h"
+#include "support/hash.h"
 
 namespace oar {
 
@@ -19,7 +19,7 @@ inline int64_t findKeyRow(const uint64_t *keys, int64_t n, const int32_t *index,
                           uint64_t key) {
   if (index) {
     uint64_t mask = static_cast<uint64_t>(slots) - 1;
-    for (uint64_t h = runtime::mixKey(key) & mask;; h = (h + 1) & mask) {
+    for (uint64_t h = mixKey(key) & mask;; h = (h + 1) & mask) {
       int32_t r = index[h];
       if (r == 0)
         return -1;

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <thread>
 
-#include "executor/batch_source.h"
-#include "ir/error.h"
+#include "feed/batch_source.h"
+#include "support/error.h"
 
 namespace oar {
 

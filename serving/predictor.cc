@@ -4,10 +4,10 @@
 #include <omp.h>
 
 #include "executor/executor.h"
-#include "ir/error.h"
 #include "ir/names.h"
 #include "serving/export.h"
 #include "serving/key_index.h"
+#include "support/error.h"
 
 namespace oar {
 

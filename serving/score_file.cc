@@ -1,8 +1,8 @@
 // Writing an evaluation's scores.
 #include "serving/score_file.h"
 
-#include "ir/error.h"
 #include "serving/predict_stream.h"
+#include "support/error.h"
 
 namespace oar {
 

@@ -11,26 +11,30 @@
 #include "checkpoint/load_model.h"
 #include "checkpoint/save_model.h"
 #include "checkpoint/training_checkpoints.h"
-#include "executor/feed_overrides.h"
-#include "executor/metrics_writer.h"
 #include "executor/npy.h"
-#include "executor/progress.h"
 #include "executor/threads.h"
-#include "executor/trainer.h"
-#include "ir/verify.h"
-#include "runtime/node.h"
-#include "runtime/pserver.h"
-#include "runtime/save_lock.h"
-#include "runtime/scheduler.h"
-#include "runtime/scheduler_client.h"
-#include "runtime/signals.h"
+#include "feed/feed_overrides.h"
+#include "ops/verify.h"
+#include "runtime/cluster/launcher.h"
+#include "runtime/cluster/node_threads.h"
+#include "runtime/cluster/scheduler.h"
+#include "runtime/cluster/scheduler_client.h"
+#include "runtime/node/node.h"
+#include "runtime/node/save_lock.h"
+#include "runtime/pserver/pserver.h"
 #include "serving/export.h"
 #include "serving/inference_program.h"
 #include "serving/predict_stream.h"
 #include "serving/score_file.h"
+#include "support/env_names.h"
+#include "support/signals.h"
+#include "tools/common/metrics_writer.h"
+#include "tools/common/progress.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
+#include "train/training_loop.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -121,15 +125,20 @@ static cl::opt<int64_t>
                 cl::desc("scheduler, with --elastic: the most trainers running at once (default "
                          "64); joins beyond are refused"),
                 cl::init(64), cl::cat(jobCategory));
-static cl::opt<int64_t>
-    registerTimeoutMs("register-timeout-ms",
-                      cl::desc("with --scheduler: every node registering (default 60000)"),
-                      cl::init(60000), cl::cat(jobCategory));
-static cl::opt<int64_t> heartbeatTimeoutMs(
-    "heartbeat-timeout-ms",
-    cl::desc("scheduler: a node silent this long is gone (heartbeats every 1000 ms; at least "
-             "2000; default 3000)"),
-    cl::init(3000), cl::cat(jobCategory));
+static const std::string registerTimeoutHelp =
+    llvm::formatv("with --scheduler: every node registering (default {0})",
+                  oar::runtime::kDefaultRegisterTimeout.count());
+static cl::opt<int64_t> registerTimeoutMs("register-timeout-ms", cl::desc(registerTimeoutHelp),
+                                          cl::init(oar::runtime::kDefaultRegisterTimeout.count()),
+                                          cl::cat(jobCategory));
+static const std::string heartbeatTimeoutHelp = llvm::formatv(
+    "scheduler: a node silent this long is gone (heartbeats every {0} ms; at least {1}; default "
+    "{2})",
+    oar::runtime::kHeartbeatEvery.count(), oar::runtime::kMinHeartbeatTimeout.count(),
+    oar::runtime::kDefaultHeartbeatTimeout.count());
+static cl::opt<int64_t> heartbeatTimeoutMs("heartbeat-timeout-ms", cl::desc(heartbeatTimeoutHelp),
+                                           cl::init(oar::runtime::kDefaultHeartbeatTimeout.count()),
+                                           cl::cat(jobCategory));
 static cl::opt<int64_t> trainerId("trainer-id", cl::desc("this trainer's id"), cl::init(0),
                                   cl::cat(jobCategory));
 static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1),
@@ -150,16 +159,21 @@ static cl::opt<int64_t> minBlockSize("min-block-size", cl::desc("smallest block,
                                      cl::init(8192), cl::cat(jobCategory));
 static cl::opt<std::string> splitMethod("split-method", cl::desc("round_robin | hash_name"),
                                         cl::init("round_robin"), cl::cat(jobCategory));
+static const oar::runtime::Timeouts kDefaultTimeouts;
 static cl::opt<int64_t> connectTimeoutMs("connect-timeout-ms", cl::desc("reaching a pserver"),
-                                         cl::init(30000), cl::cat(jobCategory));
+                                         cl::init(kDefaultTimeouts.connect.count()),
+                                         cl::cat(jobCategory));
 static cl::opt<int64_t> replyTimeoutMs("reply-timeout-ms", cl::desc("a pserver's reply"),
-                                       cl::init(60000), cl::cat(jobCategory));
+                                       cl::init(kDefaultTimeouts.reply.count()),
+                                       cl::cat(jobCategory));
 static cl::opt<int64_t> barrierTimeoutMs("barrier-timeout-ms",
                                          cl::desc("a pserver waiting for slow trainers"),
-                                         cl::init(60000), cl::cat(jobCategory));
+                                         cl::init(kDefaultTimeouts.barrier.count()),
+                                         cl::cat(jobCategory));
 static cl::opt<int64_t> idleTimeoutMs("idle-timeout-ms",
                                       cl::desc("a pserver hearing from no trainer"),
-                                      cl::init(600000), cl::cat(jobCategory));
+                                      cl::init(kDefaultTimeouts.idle.count()),
+                                      cl::cat(jobCategory));
 
 static cl::opt<std::string>
     checkpointDir("checkpoint-dir",
@@ -586,7 +600,7 @@ int main(int argc, char **argv) {
   if (numThreads.getNumOccurrences())
     handThreads = numThreads;
   else if (c.role != "scheduler") // the scheduler computes nothing
-    handThreads = exitOnErr(oar::ompNumThreads(std::getenv("OMP_NUM_THREADS")));
+    handThreads = exitOnErr(oar::ompNumThreads(std::getenv(oar::env::kOmpNumThreads)));
   if (c.role == "scheduler")
     return runSchedulerRole(c);
   std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role
@@ -603,7 +617,7 @@ int main(int argc, char **argv) {
   // Which budget the node got, and from where, for its first lines: a launch's default and a
   // hand setting that lead to the same budget then read alike (bench/dist_mlp.sh compares so).
   opts.computeThreads = oar::describeComputeThreads(numThreads.getNumOccurrences() ? "--num-threads"
-                                                    : handThreads ? "OMP_NUM_THREADS"
+                                                    : handThreads ? oar::env::kOmpNumThreads
                                                                   : "the default for a " + c.role);
   if (c.role != "trainer" && c.role != "pserver")
     exitOnErr(oar::makeError("--role \"{0}\" must be trainer, pserver or scheduler", c.role));

@@ -1,6 +1,6 @@
 // oar-export: a trained model made self-contained for serving, from a checkpoint of any layout.
 #include "checkpoint/checkpoint_reader.h"
-#include "ir/verify.h"
+#include "ops/verify.h"
 #include "serving/export.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"

@@ -2,7 +2,7 @@
 // reach.
 #include <chrono>
 
-#include "executor/ctr_generator.h"
+#include "tools/common/ctr_generator.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"

@@ -1,5 +1,5 @@
 // oar-keygen: CURVE key pairs for pservers and trainers.
-#include "runtime/curve.h"
+#include "runtime/security/curve.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"

@@ -1,8 +1,8 @@
 // oar-launch: a local distributed job in one command.
 #include "executor/device.h"
 #include "executor/threads.h"
-#include "runtime/launcher.h"
-#include "runtime/signals.h"
+#include "runtime/cluster/launcher.h"
+#include "support/signals.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"

@@ -1,9 +1,9 @@
 // oar-model: writes main.pb and startup.pb for a built-in recipe (linear, mlp, lenet, wide_deep,
 // deepfm).
 #include "api/recipes.h"
-#include "executor/feed_overrides.h"
+#include "feed/feed_overrides.h"
 #include "feed/schema.h"
-#include "ir/error.h"
+#include "support/error.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"

@@ -1,7 +1,7 @@
 // oar-predict: scores for every row of data files, from an export, one line per row in order.
-#include "executor/feed_overrides.h"
-#include "ir/error.h"
+#include "feed/feed_overrides.h"
 #include "serving/predict_stream.h"
+#include "support/error.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "llvm/Support/CommandLine.h"

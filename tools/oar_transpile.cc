@@ -1,5 +1,5 @@
 // oar-transpile: rewrites a single-machine program for N trainers and M pservers.
-#include "ir/verify.h"
+#include "ops/verify.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "transpiler/transpiler.h"

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "ir/error.h"
+#include "support/error.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 

@@ -5,9 +5,9 @@
 
 #include <map>
 
-#include "ir/error.h"
 #include "ops/op_registry.h"
-#include "runtime/sparse_table.h"
+#include "ops/table_limits.h"
+#include "support/error.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace oar {
@@ -127,7 +127,7 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
     if (!gradOf.empty() && op.role() == proto::OPTIMIZE &&
         opInputs(op, "Param") == std::vector<std::string>{gradOf}) {
       TablePlan &t = tables[gradOf];
-      if (llvm::Error err = runtime::checkSparseOptimizer(op.type()))
+      if (llvm::Error err = ops::checkSparseOptimizer(op.type()))
         return makeError("{0}: {1}", t.table, llvm::toString(std::move(err)));
       auto gradAndRate = firstInputs(op, i, {"Grad", "LearningRate"});
       if (!gradAndRate)

@@ -1,22 +1,14 @@
 // Slicing parameters into blocks and placing the blocks on endpoints.
 #include "transpiler/plan.h"
 
-#include "ir/error.h"
 #include "ir/names.h"
+#include "support/error.h"
+#include "support/hash.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/xxhash.h"
 
 namespace oar {
-
-uint64_t fnv1a64(llvm::StringRef s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 llvm::Expected<std::vector<std::string>> firstInputs(const proto::Op &op, size_t index,
                                                      llvm::ArrayRef<const char *> slots) {
@@ -215,14 +207,6 @@ std::string DistributePlan::digest(bool withEndpoints) const {
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
 }
 
-uint64_t jobHash(const proto::Program &main, const proto::Program &startup) {
-  std::string bytes;
-  // A program over protobuf's 2 GiB limit adds nothing: the digest then covers the plan and the
-  // other program, and writing that program fails with its own error.
-  (void)appendProgramBytes(main, bytes);
-  (void)appendProgramBytes(startup, bytes);
-  return llvm::xxHash64(bytes);
-}
 
 std::string jobDigest(const DistributePlan &plan, uint64_t jobHash, bool withEndpoints) {
   std::string job = llvm::formatv("|job {0:x16}", jobHash).str();

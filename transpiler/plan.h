@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/job_hash.h"
 #include "ir/program.h"
 #include "transpiler/config.h"
 
@@ -44,7 +45,7 @@ struct ParamPlan {
 };
 
 /// A distributed table (the W of lookup_tables with is_distributed): its rows live on every
-/// pserver, by virtual shard (see runtime/sparse_routing.h); it never exists whole anywhere.
+/// pserver, by virtual shard (see runtime/tables/sparse_routing.h); it never exists whole anywhere.
 struct TablePlan {
   std::string table, grad;
   int64_t height = 0, width = 1;          // height only bounds ids
@@ -79,13 +80,6 @@ llvm::Expected<std::vector<std::string>> firstInputs(const proto::Op &op, size_t
 llvm::Error undeclaredInput(const proto::Op &op, size_t index, llvm::StringRef slot,
                             llvm::StringRef var);
 
-/// The FNV-1a 64-bit hash (stable across processes and machines); `h` carries a hash of the
-/// bytes before `s` on, so fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b).
-uint64_t fnv1a64(llvm::StringRef s, uint64_t h = 14695981039346656037ull);
-/// A hash of a single-machine job, `main` and `startup` serialized deterministically, that
-/// jobDigest covers. xxHash64 (LLVM's), which hashes a megabyte in a tenth of a millisecond;
-/// FNV-1a, a byte at a time, took as long as serializing the job, and ran once per digest.
-uint64_t jobHash(const proto::Program &main, const proto::Program &startup);
 /// The identity a trainer and a pserver compare: the plan's digest over the whole single-machine
 /// job it was made from (`jobHash`: every op and attr, so the optimizer and its learning rate,
 /// and the data feed), so a trainer of another job with the same architecture is refused.

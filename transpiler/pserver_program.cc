@@ -1,8 +1,8 @@
 // The pserver side of the DistributeTranspiler.
 #include "checkpoint/row_init.h"
-#include "ir/error.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
+#include "support/error.h"
 #include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
 #include "llvm/ADT/DenseSet.h"

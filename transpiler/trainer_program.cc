@@ -1,7 +1,7 @@
 // The trainer side of the DistributeTranspiler.
 #include "google/protobuf/util/field_mask_util.h"
-#include "ir/error.h"
 #include "ir/names.h"
+#include "support/error.h"
 #include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
 #include "llvm/ADT/DenseMap.h"

@@ -4,8 +4,8 @@
 #include <functional>
 #include <optional>
 
-#include "ir/error.h"
 #include "ir/write_file.h"
+#include "support/error.h"
 #include "transpiler/arena_blocks.h"
 #include "transpiler/passes.h"
 #include "llvm/Support/FileSystem.h"

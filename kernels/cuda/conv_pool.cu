@@ -1,9 +1,9 @@
 // CUDA kernels of conv2d (direct), pool2d, and their gradients. NCHW layout.
 #include <limits>
 
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
 #include "kernels/kernel_shapes.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

@@ -1,7 +1,7 @@
 // The CUDA kernels' per-thread stream, cuBLAS handle and scratch, and their error checks.
 #include "kernels/cuda/cuda_util.h"
 
-#include "ir/error.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <vector>
 
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
 #include "llvm/Support/ErrorHandling.h"
 
 namespace oar::cuda {

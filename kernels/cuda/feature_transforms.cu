@@ -1,8 +1,9 @@
 // CUDA kernels of log1p, bucketize and feature_key. feature_key repeats feed/feature_key.cc's
 // hash on the device (that file is host code); the CUDA tests compare the two key by key.
 #include "feed/feature_key.h"
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
+#include "support/hash.h"
 
 namespace oar::cuda {
 
@@ -43,8 +44,6 @@ __global__ void bucketizeElems(const T *x, int64_t *out, int64_t n, const float 
   }
 }
 
-constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
-
 /// featureKeyFrom(column, decimal text of id): FNV-1a over the text, then splitmix64's finaliser.
 __device__ uint64_t integerKey(uint64_t column, int64_t id) {
   char digits[20];
@@ -57,12 +56,10 @@ __device__ uint64_t integerKey(uint64_t column, int64_t id) {
   } while (m);
   uint64_t h = column;
   if (id < 0)
-    h = (h ^ static_cast<uint8_t>('-')) * kFnvPrime;
+    h = fnvByte(h, static_cast<uint8_t>('-'));
   while (count)
-    h = (h ^ static_cast<uint8_t>(digits[--count])) * kFnvPrime;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  return (h ^ (h >> 31)) >> 1;
+    h = fnvByte(h, static_cast<uint8_t>(digits[--count]));
+  return mixKey(h) >> 1;
 }
 
 __global__ void featureKeyElems(const int64_t *x, int64_t *out, int64_t n, uint64_t column) {

@@ -1,6 +1,6 @@
 // CUDA kernel of id_mod.
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

@@ -2,9 +2,9 @@
 #include <utility>
 #include <vector>
 
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
 #include "kernels/kernel_shapes.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

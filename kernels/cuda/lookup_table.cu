@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

@@ -3,8 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

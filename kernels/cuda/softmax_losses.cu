@@ -1,6 +1,6 @@
 // CUDA kernels of softmax and the per-example losses, with their gradients.
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
 
 namespace oar::cuda {
 

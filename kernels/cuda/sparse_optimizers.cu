@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "ir/error.h"
 #include "kernels/cuda/cuda_util.h"
+#include "support/error.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace oar::cuda {

@@ -1,8 +1,8 @@
 // Misusing the model API gives errors naming the layer and the var, never a crash or an exit.
 #include "api/optimizer.h"
 #include "executor/executor.h"
-#include "executor/feed_overrides.h"
-#include "test/support/expect.h"
+#include "feed/feed_overrides.h"
+#include "test/helpers/expect.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

@@ -6,9 +6,9 @@
 #include "executor/selected_rows.h"
 #include "ir/listing.h"
 #include "ir/names.h"
-#include "ir/verify.h"
-#include "test/support/expect.h"
-#include "test/support/fixture.h"
+#include "ops/verify.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

@@ -4,8 +4,8 @@
 #include <thread>
 
 #include "checkpoint/background_write.h"
-#include "ir/error.h"
-#include "test/support/expect.h"
+#include "support/error.h"
+#include "test/helpers/expect.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

@@ -4,9 +4,9 @@
 #include "checkpoint/table_files.h"
 #include "executor/npy.h"
 #include "executor/save_set.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
-#include "test/support/job.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/job.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

@@ -3,10 +3,10 @@
 #include <random>
 
 #include "executor/npy.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
-#include "test/support/fixture.h"
-#include "test/support/job.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
+#include "test/helpers/job.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 

@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "checkpoint/step_checkpoints.h"
-#include "test/support/expect.h"
-#include "test/support/job.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/job.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

@@ -6,10 +6,11 @@
 #include "executor/executor.h"
 #include "executor/npy.h"
 #include "ops/op_registry.h"
-#include "test/support/expect.h"
-#include "test/support/fixture.h"
-#include "test/support/grad_check.h"
-#include "test/support/job.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
+#include "test/helpers/grad_check.h"
+#include "test/helpers/job.h"
+#include "test/helpers/skip.h"
 
 using namespace oar;
 
@@ -19,7 +20,9 @@ static bool cudaKernelsLoaded() {
 #ifdef OAR_WITH_CUDA
     FAIL("this build made the CUDA kernels, but they do not load: " << llvm::toString(std::move(err)));
 #endif
-    WARN("skipped: " << llvm::toString(std::move(err)));
+    std::string why = llvm::toString(std::move(err));
+    oar::test::exitIfSkipsExit(why);
+    WARN("skipped: " << why);
     return false;
   }
   return true;
@@ -30,7 +33,9 @@ static bool gpuVisible() {
   if (!cudaKernelsLoaded())
     return false;
   if (llvm::Error err = usePlace({Device::Cuda, 0})) {
-    WARN("skipped: no GPU visible: " << llvm::toString(std::move(err)));
+    std::string why = "no GPU visible: " + llvm::toString(std::move(err));
+    oar::test::exitIfSkipsExit(why);
+    WARN("skipped: " << why);
     return false;
   }
   return true;

@@ -5,10 +5,10 @@
 #include <map>
 
 #include "executor/npy.h"
-#include "runtime/launcher.h"
-#include "test/support/expect.h"
-#include "test/support/fixture.h"
-#include "test/support/job.h"
+#include "runtime/cluster/launcher.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
+#include "test/helpers/job.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"

@@ -1,6 +1,6 @@
 // .npy files: written whole or not at all.
 #include "executor/npy.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "executor/save_set.h"
-#include "executor/trainer.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
+#include "train/training_loop.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 

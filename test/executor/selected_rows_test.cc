@@ -1,7 +1,7 @@
 // SelectedRows in the Scope, their merging, sums, and lookup_table's sparse gradient.
 #include "executor/executor.h"
 #include "executor/selected_rows.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

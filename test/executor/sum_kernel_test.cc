@@ -2,7 +2,7 @@
 // still reads; either way the additions happen in input order.
 #include "executor/executor.h"
 #include "ir/program.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
 
 using namespace oar;
 

@@ -1,6 +1,8 @@
 // Thread budgets set by hand: OMP_NUM_THREADS as a node reads it.
 #include "executor/threads.h"
-#include "test/support/expect.h"
+#include "runtime/cluster/node_threads.h"
+#include "support/endpoint.h"
+#include "test/helpers/expect.h"
 
 #include <cstdlib>
 #include <string>

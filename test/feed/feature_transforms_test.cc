@@ -4,10 +4,10 @@
 #include <fstream>
 
 #include "api/recipes.h"
-#include "executor/batch_source.h"
 #include "executor/executor.h"
+#include "feed/batch_source.h"
 #include "feed/schema.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

@@ -2,11 +2,11 @@
 #include <fstream>
 
 #include "api/recipes.h"
-#include "executor/batch_source.h"
+#include "feed/batch_source.h"
 #include "feed/feature_key.h"
 #include "feed/schema.h"
-#include "test/support/click_log.h"
-#include "test/support/expect.h"
+#include "test/helpers/click_log.h"
+#include "test/helpers/expect.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

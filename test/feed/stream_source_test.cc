@@ -1,9 +1,9 @@
 // What every streamed feed refuses to train on: a gzip file cut short, a file or a trainer's
 // share without rows, and a line too long to be a row.
-#include "executor/criteo_feed.h"
+#include "feed/criteo_feed.h"
 #include "feed/line_reader.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

@@ -6,8 +6,8 @@
 #include "api/recipes.h"
 #include "ir/listing.h"
 #include "ir/names.h"
-#include "ir/verify.h"
-#include "test/support/expect.h"
+#include "ops/verify.h"
+#include "test/helpers/expect.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

@@ -1,9 +1,9 @@
 // auc: the bucketed streaming AUC against a sorted-score AUC, and accumulation over batches.
 #include <random>
 
-#include "executor/ctr_generator.h"
 #include "executor/executor.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
+#include "tools/common/ctr_generator.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

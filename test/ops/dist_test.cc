@@ -3,8 +3,8 @@
 
 #include "api/optimizer.h"
 #include "api/recipes.h"
-#include "ir/verify.h"
-#include "test/support/expect.h"
+#include "ops/verify.h"
+#include "test/helpers/expect.h"
 #include "transpiler/transpiler.h"
 
 using namespace oar;

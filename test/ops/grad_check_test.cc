@@ -1,8 +1,8 @@
 // Finite-difference gradient checks for every differentiable op, through append_backward.
 #include "executor/kernel.h"
 #include "ops/op_registry.h"
-#include "test/support/expect.h"
-#include "test/support/grad_check.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/grad_check.h"
 
 using namespace oar;
 

@@ -5,8 +5,8 @@
 #include "executor/executor.h"
 #include "executor/npy.h"
 #include "executor/selected_rows.h"
-#include "test/support/expect.h"
-#include "test/support/fixture.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

@@ -9,11 +9,12 @@
 #include <unistd.h>
 
 #include "executor/npy.h"
-#include "runtime/launcher.h"
-#include "test/support/expect.h"
-#include "test/support/fixture.h"
-#include "test/support/job.h"
-#include "test/support/ptrace_rules.h"
+#include "runtime/cluster/launcher.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
+#include "test/helpers/job.h"
+#include "test/helpers/ptrace_rules.h"
+#include "test/helpers/skip.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -527,8 +528,7 @@ TEST_CASE("2 pservers and 2 trainers train across four network namespaces",
           "[e2e][runtime][netns]") {
   std::string out;
   if (geteuid() != 0 || runCommand("ip netns list", out) != 0) {
-    WARN("skipped: the network-namespace test needs root and iproute2 (ip netns)");
-    return;
+    OAR_SKIP("the network-namespace test needs root and iproute2 (ip netns)");
   }
   std::string dir = scratchDir("e2e_netns");
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=20");

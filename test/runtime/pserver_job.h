@@ -6,10 +6,10 @@
 #include <mutex>
 
 #include "api/recipes.h"
-#include "runtime/communicator.h"
-#include "runtime/launcher.h"
-#include "runtime/node.h"
-#include "test/support/expect.h"
+#include "runtime/cluster/launcher.h"
+#include "runtime/node/node.h"
+#include "runtime/trainer/communicator.h"
+#include "test/helpers/expect.h"
 #include "transpiler/transpiler.h"
 
 namespace oar::test {

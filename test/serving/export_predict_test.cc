@@ -3,11 +3,11 @@
 #include <cmath>
 #include <thread>
 
-#include "executor/batch_source.h"
+#include "feed/batch_source.h"
 #include "serving/predictor.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
-#include "test/support/job.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/job.h"
 #include "llvm/Support/FileSystem.h"
 
 using namespace oar;

@@ -2,7 +2,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 

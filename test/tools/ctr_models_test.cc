@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include "api/recipes.h"
-#include "executor/ctr_generator.h"
 #include "executor/executor.h"
-#include "executor/trainer.h"
-#include "ir/verify.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
-#include "test/support/job.h"
+#include "ops/verify.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/job.h"
+#include "tools/common/ctr_generator.h"
+#include "train/training_loop.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 

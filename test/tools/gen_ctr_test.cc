@@ -1,6 +1,6 @@
 // oar-gen-ctr: writes the three files, prints the teacher's AUC, and refuses bad flags in one line.
-#include "executor/ctr_generator.h"
-#include "test/support/expect.h"
+#include "test/helpers/expect.h"
+#include "tools/common/ctr_generator.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using Catch::Matchers::Contains;

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "executor/npy.h"
-#include "runtime/launcher.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
+#include "runtime/cluster/launcher.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"

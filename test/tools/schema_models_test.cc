@@ -1,9 +1,9 @@
 // oar-model's CTR recipes on a click log of one's own (string ids, an hour, a price): csv, tsv,
 // slot, libffm and Criteo's layout of the same rows, on one machine and as a 2x2 async job.
-#include "test/support/click_log.h"
-#include "test/support/ctr_data.h"
-#include "test/support/expect.h"
-#include "test/support/job.h"
+#include "test/helpers/click_log.h"
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/job.h"
 
 using namespace oar;
 using Catch::Matchers::Contains;

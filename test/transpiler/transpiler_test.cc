@@ -9,8 +9,9 @@
 #include "executor/executor.h"
 #include "ir/listing.h"
 #include "ir/names.h"
-#include "ir/verify.h"
-#include "test/support/expect.h"
+#include "ops/verify.h"
+#include "support/hash.h"
+#include "test/helpers/expect.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/FileSystem.h"
 

@@ -1,0 +1,281 @@
+// Registering with the scheduler and keeping in touch with it.
+#include "runtime/cluster/scheduler_client.h"
+
+#include <mutex>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "executor/threads.h"
+#include "runtime/cluster/cluster.h"
+#include "runtime/cluster/launcher.h"
+#include "runtime/cluster/scheduler.pb.h"
+#include "runtime/wire/protocol.h"
+#include "support/endpoint.h"
+#include "support/error.h"
+#include "zmq.hpp"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace oar::runtime {
+
+namespace {
+/// A TCP port free on every address of this host (so on `host` too).
+llvm::Expected<int> freePortOnHost(const std::string &host) {
+  if (isLoopbackEndpoint(host + ":0")) {
+    auto ports = freePorts(1);
+    if (!ports)
+      return ports.takeError();
+    return ports->front();
+  }
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof(addr);
+  bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
+            getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0;
+  int err = errno;
+  if (fd >= 0)
+    close(fd);
+  if (!ok)
+    return makeError("cannot find a free port to serve at {0}: {1}", host, strerror(err));
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+} // namespace
+
+struct SchedulerLink::Impl {
+  std::string scheduler;
+  std::function<void(const std::string &)> log;
+  zmq::context_t context{1};
+  zmq::socket_t socket{context, zmq::socket_type::dealer};
+  std::mutex sending; ///< leave() and the heartbeat thread share the socket
+  mutable std::mutex goneMutex;
+  std::map<int64_t, std::string> goneTrainers;
+
+  void send(proto::SchedKind kind, const std::string &error = "") {
+    proto::SchedMsg msg;
+    msg.set_version(kProtocolVersion);
+    msg.set_kind(kind);
+    msg.set_error(error);
+    sendMessage(msg);
+  }
+
+  void sendMessage(const proto::SchedMsg &msg) {
+    std::string bytes = msg.SerializeAsString();
+    std::lock_guard<std::mutex> lock(sending);
+    try {
+      socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t &) {
+      // The scheduler is gone or not reading: it notices this node by its silence.
+    }
+  }
+
+  /// One scheduler message, waiting at most `timeout`.
+  std::optional<proto::SchedMsg> receive(std::chrono::milliseconds timeout) {
+    std::lock_guard<std::mutex> lock(sending);
+    std::optional<std::vector<zmq::message_t>> frames;
+    try {
+      frames = receiveFrames(socket, timeout);
+    } catch (const zmq::error_t &) { // EINTR: a signal; the caller's loop looks at it
+      return std::nullopt;
+    }
+    proto::SchedMsg msg;
+    if (!frames || frames->size() != 1 ||
+        !msg.ParseFromArray((*frames)[0].data(), (*frames)[0].size()))
+      return std::nullopt;
+    return msg;
+  }
+};
+
+SchedulerLink::SchedulerLink(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+llvm::Expected<std::unique_ptr<SchedulerLink>>
+SchedulerLink::join(const SchedulerRequest &request, std::function<void(const std::string &)> log) {
+  auto impl = std::make_unique<Impl>();
+  impl->scheduler = request.scheduler;
+  impl->log = std::move(log);
+  proto::SchedMsg reg;
+  reg.set_version(kProtocolVersion);
+  reg.set_kind(proto::REGISTER);
+  reg.set_role(request.role);
+  reg.set_id(request.askedId);
+  reg.set_endpoint(request.endpoint);
+  reg.set_job_id(request.jobId);
+  reg.set_pservers_count(request.pservers);
+  reg.set_trainers_count(request.trainers);
+  try {
+    if (request.curve.enabled()) {
+      const CurveConfig &c = request.curve;
+      impl->socket.set(zmq::sockopt::curve_serverkey,
+                       c.serverKey.empty() ? c.own->publicKey : c.serverKey);
+      impl->socket.set(zmq::sockopt::curve_publickey, c.own->publicKey);
+      impl->socket.set(zmq::sockopt::curve_secretkey, c.own->secretKey);
+    }
+    impl->socket.set(zmq::sockopt::linger, 1000);
+    impl->socket.set(zmq::sockopt::maxmsgsize, int64_t{1} << 20);
+    impl->socket.connect(connectAddress(request.scheduler));
+    // Queued until the connection is up: the scheduler may start after this node.
+    impl->socket.send(zmq::buffer(reg.SerializeAsString()), zmq::send_flags::dontwait);
+  } catch (const zmq::error_t &e) {
+    return makeError("scheduler {0}: cannot reach it: {1}", request.scheduler, e.what());
+  }
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (request.shouldStop && request.shouldStop())
+      return makeError("stopped by signal while waiting for the scheduler {0}", request.scheduler);
+    auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > request.timeout)
+      return makeError("scheduler {0}: no assignment in {1:f1} s (is it running, and have the "
+                       "other nodes started?)",
+                       request.scheduler, std::chrono::duration<double>(waited).count());
+    auto msg = impl->receive(std::chrono::milliseconds(200));
+    if (!msg)
+      continue;
+    if (msg->kind() == proto::SCHED_ERROR)
+      return makeError("scheduler {0} refused this {1}: {2}", request.scheduler, request.role,
+                       msg->error());
+    if (msg->kind() != proto::ASSIGN)
+      continue;
+    if (msg->role() != request.role || msg->id() < 0 || msg->pservers_size() != request.pservers ||
+        msg->trainers_count() != request.trainers)
+      return makeError("scheduler {0}: an assignment that does not fit this {1} ({2} {3} of {4} "
+                       "pservers and {5} trainers)",
+                       request.scheduler, request.role, msg->role(), msg->id(),
+                       msg->pservers_size(), msg->trainers_count());
+    std::unique_ptr<SchedulerLink> link(new SchedulerLink(std::move(impl)));
+    link->assignment_.id = msg->id();
+    link->assignment_.pservers.assign(msg->pservers().begin(), msg->pservers().end());
+    link->assignment_.trainers = msg->trainers_count();
+    link->assignment_.jobId = msg->job_id();
+    Impl *i = link->impl_.get();
+    // A scheduler answers every heartbeat; one silent for its own heartbeat timeout is gone
+    // (0: a scheduler that does not say, which is never called gone). Until one answers
+    // again, this node registers anew every heartbeat with the place it was given: a scheduler
+    // started again at the same address assigns every node its old place and takes the job
+    // back.
+    auto schedulerTimeout = std::chrono::milliseconds(msg->heartbeat_timeout_ms());
+    proto::SchedMsg again = reg;
+    again.set_id(msg->id());
+    again.set_job_id(msg->job_id());
+    link->heartbeats_ = std::thread([i, stop = &link->stop_, schedulerTimeout, again,
+                                     given = *msg] {
+      auto next = std::chrono::steady_clock::now(), heard = next;
+      bool saidGone = false;
+      while (!stop->load()) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= next) {
+          if (saidGone)
+            i->sendMessage(again);
+          i->send(proto::HEARTBEAT);
+          next += kHeartbeatEvery;
+        }
+        if (schedulerTimeout.count() > 0 && !saidGone && now - heard > schedulerTimeout) {
+          saidGone = true;
+          if (i->log)
+            i->log(llvm::formatv("scheduler {0} is gone: no answer to heartbeats for {1:f1} s "
+                                 "(killed, or its host is down); the job goes on, and a node "
+                                 "that fails now is found by the timeouts (--barrier-timeout-ms, "
+                                 "--reply-timeout-ms); this node registers again, for a "
+                                 "scheduler started again there",
+                                 i->scheduler, std::chrono::duration<double>(now - heard).count())
+                       .str());
+        }
+        auto note = i->receive(std::chrono::milliseconds(100));
+        if (note && note->kind() != proto::SCHED_UNSET)
+          heard = std::chrono::steady_clock::now();
+        if (note && saidGone && note->kind() == proto::ASSIGN) {
+          bool same = note->role() == given.role() && note->id() == given.id() &&
+                      llvm::equal(note->pservers(), given.pservers());
+          if (i->log)
+            i->log(same ? llvm::formatv("scheduler {0} is back: it took the job back ({1} {2} "
+                                        "kept its place)",
+                                        i->scheduler, given.role(), given.id())
+                              .str()
+                        : llvm::formatv("scheduler {0} is back with another job's places; "
+                                        "ignored",
+                                        i->scheduler)
+                              .str());
+          saidGone = !same;
+          continue;
+        }
+        if (!note || note->kind() != proto::NODE_GONE)
+          continue;
+        if (note->role() == "trainer") {
+          std::lock_guard<std::mutex> lock(i->goneMutex);
+          i->goneTrainers[note->id()] = note->error();
+        }
+        if (i->log)
+          i->log(llvm::formatv("scheduler {0}: {1} {2}{3} is gone: {4}", i->scheduler, note->role(),
+                               note->id(),
+                               note->endpoint().empty() ? "" : " (" + note->endpoint() + ")",
+                               note->error())
+                     .str());
+      }
+    });
+    return link;
+  }
+}
+
+void SchedulerLink::leave(const std::string &error) {
+  if (left_)
+    return;
+  left_ = true;
+  stop_ = true;
+  if (heartbeats_.joinable())
+    heartbeats_.join();
+  impl_->send(proto::LEAVE, error);
+}
+
+llvm::Expected<std::unique_ptr<SchedulerLink>>
+joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::milliseconds timeout,
+                     std::function<void(const std::string &)> log,
+                     std::function<bool()> shouldStop) {
+  SchedulerRequest request;
+  request.scheduler = spec.scheduler;
+  request.role = spec.role;
+  request.askedId = spec.askedId;
+  request.jobId = spec.jobId;
+  request.pservers = spec.pserverCount;
+  request.trainers = spec.trainers;
+  request.timeout = timeout;
+  request.curve = curve;
+  request.shouldStop = std::move(shouldStop);
+  if (spec.role == "pserver") {
+    if (spec.currentEndpoint.empty()) {
+      std::string host = spec.nodeHost.empty() ? "127.0.0.1" : spec.nodeHost;
+      auto port = freePortOnHost(host);
+      if (!port)
+        return port.takeError();
+      spec.currentEndpoint = host + ":" + std::to_string(*port);
+    }
+    request.endpoint = spec.currentEndpoint;
+  }
+  auto link = SchedulerLink::join(request, log);
+  if (!link)
+    return link.takeError();
+  const SchedulerAssignment &a = (*link)->assignment();
+  if (spec.role == "trainer")
+    spec.trainerId = a.id;
+  spec.trainers = a.trainers;
+  spec.pservers = a.pservers;
+  if (spec.jobId.empty())
+    spec.jobId = a.jobId;
+  if (log)
+    log(llvm::formatv("scheduler {0}: this node is {1} {2} of {3} pserver(s) and {4} trainer(s)",
+                      spec.scheduler, spec.role, a.id, a.pservers.size(), a.trainers)
+            .str());
+  return link;
+}
+
+std::map<int64_t, std::string> SchedulerLink::goneTrainers() const {
+  std::lock_guard<std::mutex> lock(impl_->goneMutex);
+  return impl_->goneTrainers;
+}
+
+SchedulerLink::~SchedulerLink() {
+  leave(leaveError_); // not left on purpose: the node is ending on an error
+}
+
+} // namespace oar::runtime

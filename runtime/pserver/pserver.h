@@ -1,0 +1,92 @@
+// The pserver's listen_and_serv loop.
+#pragma once
+
+#include <functional>
+#include <map>
+
+#include "checkpoint/load_model.h"
+#include "executor/executor.h"
+#include "runtime/security/curve.h"
+#include "runtime/tables/table_budget.h"
+#include "runtime/wire/protocol.h"
+#include "support/error.h"
+
+namespace oar::runtime {
+
+struct PserverOptions {
+  Timeouts timeouts;
+  std::string bind;                             ///< host:port to bind; empty: the endpoint
+  std::function<void(const std::string &)> log; ///< one line per call (no newline)
+  /// Threads that run the optimize blocks (each block always on the same one); 0 runs them on
+  /// the loop's own thread.
+  int serviceThreads = 0;
+  /// The process's compute threads as its first line names them (describeComputeThreads).
+  std::string computeThreads;
+  /// A checkpoint to load distributed tables' rows from before serving (nullptr: none), what
+  /// was loaded of it already (the blocks), and whether training goes on from it (the
+  /// optimizer-state rule of checkpoint/load_model.h).
+  const CheckpointReader *loadFrom = nullptr;
+  LoadReport loaded;
+  bool training = true;
+  /// Where distributed tables save their rows after every trainer completed (empty: nowhere).
+  std::string tableSaveDir;
+  /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
+  std::string jobId;
+  /// Async: trainers beyond the job's count may join while it runs (a scheduler gives them ids
+  /// past the count), and the pserver serves until every trainer that joined has completed.
+  bool elastic = false;
+  /// Polled: trainers known to be gone (the scheduler's heartbeats), with why. Sync: the job
+  /// fails at once naming it; async: it is lost, as one silent past the barrier timeout.
+  std::function<std::map<int64_t, std::string>()> goneTrainers;
+  /// Sync: write a checkpoint (pserver_checkpoint.h) to checkpointDir every checkpointEvery
+  /// steps, keeping the newest checkpointKeep. A pserver started with a checkpoint there resumes
+  /// from the newest; trainers then bring the other pservers back to the same step.
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int checkpointKeep = 3;
+  /// A gradient or table rows holding NaN or inf: false refuses them (the trainer hears why and
+  /// a sync job ends); true skips the update they belong to for that step (--nonfinite-grads=skip,
+  /// as a loss scaler skips a step) and answers OK. Never applied either way.
+  bool skipNonFinite = false;
+  /// Distributed tables' memory (--table-memory-mb, --table-full): rows and admission counters
+  /// stay within it; the log says what the limit did.
+  TableBudget tableBudget;
+  /// CURVE: only trainers whose public key is in `curve.allowed` can connect, and traffic is
+  /// encrypted. Without it, traffic is plain and the pserver binds 127.0.0.1 by default.
+  CurveConfig curve;
+};
+
+/// Serves one pserver program until every trainer has completed. One thread owns the socket:
+/// it checks every message and answers it; optimize blocks run on service threads, each block
+/// always on the same thread, so no update is torn and blocks update in parallel. Replies keep
+/// each trainer's request order.
+///
+/// Sync: gradients are kept per trainer; when every live trainer has sent its send_barrier for a
+/// step, the optimize blocks average the live trainers' copies and update (all blocks of the
+/// step before any param is served); a trainer's get_var is answered once the server has
+/// applied every step that trainer closed.
+/// Async: each gradient runs its optimize block on arrival; a get_var is answered with the
+/// param's version after the updates queued before it, which is never written again (see
+/// ParamVersions). GEO: each delta is added on arrival.
+
+/// A pserver's run ended because trainers completed with errors (the text names them).
+using TrainersFailedError = KindedError<struct TrainersFailedKind>;
+
+class PserverLoop {
+public:
+  /// `program` holds block 0 with listen_and_serv and the optimize blocks.
+  PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options);
+  ~PserverLoop();
+  /// Returns success once all trainers completed; an error naming the trainer(s) or the cause
+  /// otherwise (a lost trainer in sync mode, a timeout, a signal).
+  llvm::Error run();
+
+  /// Test hook: called after the socket is bound with the endpoint actually bound.
+  std::function<void(const std::string &)> onBound;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace oar::runtime
