@@ -144,7 +144,7 @@ struct PushPullEnds {
   PushPullEnds(const PushPullPlan &p, int64_t bytes, bool processes)
       : serving(p.pserver(), p.rawEndpoint, bytes, processes),
         comm(0, p.config.pservers, Timeouts{}) {
-    exitOnErr(comm.connect({"sync", 1, p.plan.trainer().dist().plan_digest()}));
+    exitOnErr(comm.connect({Mode::Sync, 1, p.plan.trainer().dist().plan_digest()}));
     raw.emplace(p.rawEndpoint, bytes);
   }
   Serving serving;

@@ -488,7 +488,7 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   if (dir.empty() && (mainPath.empty() || startupPath.empty()))
     exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
 
-  opts.config.mode = mode, opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
+  opts.config.mode = exitOnErr(oar::parseMode(mode)), opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
   opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
   opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
   opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);

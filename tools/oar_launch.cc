@@ -87,7 +87,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   oar::runtime::LaunchOptions opts;
-  opts.servers = serverNum, opts.workers = workerNum, opts.mode = mode;
+  auto parsedMode = oar::parseMode(mode); // refused once here, not once per node
+  if (!parsedMode) {
+    errs() << "oar-launch: error: " << toString(parsedMode.takeError()) << "\n";
+    return 1;
+  }
+  opts.servers = serverNum, opts.workers = workerNum, opts.mode = *parsedMode;
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
   opts.timeoutSec = timeoutSec;
   opts.curve = curve;

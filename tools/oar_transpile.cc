@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
                       "oar-transpile: write trainer and pserver programs\n");
   ExitOnError exitOnErr("oar-transpile: error: ");
   oar::DistributeConfig config;
-  config.trainers = trainers, config.trainerId = trainerId, config.mode = mode;
+  config.trainers = trainers, config.trainerId = trainerId;
+  config.mode = exitOnErr(oar::parseMode(mode));
   config.pservers = oar::splitEndpoints(pservers), config.geoKSteps = geoKSteps;
   config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize,
   config.splitMethod = splitMethod;

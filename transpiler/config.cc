@@ -44,9 +44,7 @@ llvm::Error DistributeConfig::validate() const {
     if (!seen.insert(ep).second)
       return makeError("pserver endpoint {0} is listed twice", ep);
   }
-  if (llvm::Error err = checkMode(mode))
-    return err;
-  if (mode == "geo" && geoKSteps < 1)
+  if (mode == Mode::Geo && geoKSteps < 1)
     return makeError("geo_k_steps is {0}; need at least 1", geoKSteps);
   if (minBlockSize < 1)
     return makeError("min_block_size is {0}; need at least 1 element", minBlockSize);
@@ -54,12 +52,6 @@ llvm::Error DistributeConfig::validate() const {
     return makeError("split_method \"{0}\" must be round_robin or hash_name", splitMethod);
   if (tableShards < 1 || tableShards > (int64_t(1) << 20))
     return makeError("table_shards is {0}; need 1 to {1}", tableShards, int64_t(1) << 20);
-  return llvm::Error::success();
-}
-
-llvm::Error checkMode(llvm::StringRef mode) {
-  if (mode != "sync" && mode != "async" && mode != "geo")
-    return makeError("mode \"{0}\" must be sync, async or geo", mode);
   return llvm::Error::success();
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/distributed_mode.h"
 #include "llvm/Support/Error.h"
 
 namespace oar {
@@ -12,7 +13,7 @@ struct DistributeConfig {
   int64_t trainerId = 0;
   int64_t trainers = 1;
   std::vector<std::string> pservers; // host:port, in endpoint order
-  std::string mode = "sync";         // sync | async | geo
+  Mode mode = Mode::Sync;
   int64_t geoKSteps = 100;
   bool sliceVarUp = true;
   int64_t minBlockSize = 8192;             // elements
@@ -23,8 +24,6 @@ struct DistributeConfig {
   llvm::Error validate() const;
 };
 
-/// Checks a mode's name: sync, async or geo.
-llvm::Error checkMode(llvm::StringRef mode);
 /// Splits "h1:p1,h2:p2" into endpoints (no validation).
 std::vector<std::string> splitEndpoints(llvm::StringRef list);
 /// Checks one host:port endpoint.

@@ -64,7 +64,7 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
     const proto::Var *v = findVar(block, w);
     if (!v || v->type().dims_size() != 2 || v->type().dtype() != proto::F32)
       return makeError("{0}: a distributed table must be a declared f32 [rows, width] var", w);
-    if (config.mode == "geo")
+    if (config.mode == Mode::Geo)
       return makeError("{0}: distributed tables train in sync or async mode, not geo", w);
     TablePlan t;
     t.table = w;

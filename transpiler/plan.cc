@@ -188,8 +188,8 @@ std::vector<int64_t> DistributePlan::endpointBytes() const {
 }
 
 std::string DistributePlan::digest(bool withEndpoints) const {
-  std::string s = config.mode + "|" + std::to_string(config.trainers) + "|" +
-                  std::to_string(config.mode == "geo" ? config.geoKSteps : 0);
+  std::string s = modeName(config.mode).str() + "|" + std::to_string(config.trainers) + "|" +
+                  std::to_string(config.mode == Mode::Geo ? config.geoKSteps : 0);
   for (const std::string &ep : config.pservers)
     s += "|" + (withEndpoints ? ep : std::string("pserver"));
   for (const ParamPlan &p : params) // appended piece by piece: no temporary string per block
@@ -216,7 +216,7 @@ std::string jobDigest(const DistributePlan &plan, uint64_t jobHash, bool withEnd
 std::string DistributePlan::text() const {
   std::string out = llvm::formatv("# distribute plan: mode {0}, {1} trainers, {2} pservers, "
                                   "split {3}, min_block_size {4}, digest {5}\n",
-                                  config.mode, config.trainers, config.pservers.size(),
+                                  modeName(config.mode), config.trainers, config.pservers.size(),
                                   config.splitMethod, config.minBlockSize, digest())
                         .str();
   out += llvm::formatv("{0,-32} {1,8} {2,10} {3,12}  {4}\n", "block", "rows", "elements", "bytes",

@@ -174,7 +174,7 @@ size_t blocksHere(const TranspileInputs &in, size_t index, PerBlock perBlock) {
 
 void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program &out) {
   const DistributePlan &plan = in.plan;
-  const std::string &mode = plan.config.mode;
+  Mode mode = plan.config.mode;
   int64_t trainers = plan.config.trainers;
   out = newProgram();
   proto::Block &root = *out.mutable_blocks(0);
@@ -182,7 +182,7 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
   // Per block here: the param's block, its grad and the trainers' copies of it, and its
   // optimizer state.
   vars.reserve(blocksHere(in, index, [&](const ParamPlan &p) {
-    return 2 + (mode == "sync" ? static_cast<size_t>(trainers) : 0) +
+    return 2 + (mode == Mode::Sync ? static_cast<size_t>(trainers) : 0) +
            p.optimizer.paramShaped.size() + p.optimizer.perParam.size();
   }));
   std::vector<std::string> gradToBlock, paramBlocks, blockParams;
@@ -201,13 +201,13 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
       sub.set_parent(0);
       optimizeBlocks.push_back(sub.idx());
 
-      if (mode == "geo") {
+      if (mode == Mode::Geo) {
         gradToBlock.push_back(appendGeoDeltaBlock(p, b, sub, vars));
         continue;
       }
       vars.declare(b.gradName, p.dtype, b.dims);
       gradToBlock.push_back(b.gradName + ":" + std::to_string(sub.idx()));
-      if (mode == "sync") { // average the trainers' copies
+      if (mode == Mode::Sync) { // average the trainers' copies
         OpWriter sum(sub, "sum", proto::OPTIMIZE);
         OpWriter::Names &copies = sum.inputs("X");
         copies.Reserve(static_cast<int>(trainers));
@@ -240,7 +240,7 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
       .attr("endpoint", llvm::StringRef(plan.config.pservers[index]))
       .attr("fanin", trainers);
   moveInto(serve.strings("grad_to_block_id"), gradToBlock);
-  serve.attr("mode", llvm::StringRef(mode)).attr("optimize_blocks", optimizeBlocks);
+  serve.attr("mode", modeName(mode)).attr("optimize_blocks", optimizeBlocks);
   moveInto(serve.strings("param_blocks"), paramBlocks);
   serve.attr("plan_digest", llvm::StringRef(in.digests().plan));
   setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
@@ -306,7 +306,7 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
     const ParamPlan &p = *local.param;
     if (llvm::Error err = emitSliced(local, p.param))
       return err;
-    if (plan.config.mode == "geo")
+    if (plan.config.mode == Mode::Geo)
       continue; // GEO pservers hold params only
     for (const auto &[slot, var] : p.optimizer.paramShaped)
       if (llvm::Error err = emitSliced(local, var))

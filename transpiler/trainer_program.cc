@@ -166,20 +166,20 @@ void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRe
                  int64_t pserverIndex) {
   const DistributePlan &plan = in.plan;
   proto::DistributeInfo &d = *prog.mutable_dist();
-  d.set_mode(plan.config.mode);
+  d.set_mode(modeName(plan.config.mode).str());
   d.set_trainers(plan.config.trainers);
   d.clear_pservers();
   for (const auto &ep : plan.config.pservers)
     d.add_pservers(ep);
   d.set_role(role.str());
   d.set_pserver_index(pserverIndex);
-  d.set_geo_k_steps(plan.config.mode == "geo" ? plan.config.geoKSteps : 0);
+  d.set_geo_k_steps(plan.config.mode == Mode::Geo ? plan.config.geoKSteps : 0);
   d.set_plan_digest(in.digests().plan);
   d.set_checkpoint_digest(in.digests().checkpoint);
 }
 
 llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) {
-  if (in.plan.config.mode == "geo") {
+  if (in.plan.config.mode == Mode::Geo) {
     buildGeoTrainerProgram(in, out);
     return llvm::Error::success();
   }
@@ -214,7 +214,7 @@ llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) 
     for (const ParamPlan *p : sendAfter[i])
       appendSend(block, vars, *p);
   }
-  bool sync = plan.config.mode == "sync";
+  bool sync = plan.config.mode == Mode::Sync;
   if (sync)
     *block.add_ops() = distOp("send_barrier", {}, {}, {{"endpoints", plan.config.pservers}});
   for (const ParamPlan &p : plan.params)
@@ -250,11 +250,11 @@ void buildTrainerStartup(const TranspileInputs &in, const proto::Program &traine
   }
   for (const ParamPlan &p : plan.params)
     appendRecv(block, vars, p);
-  if (plan.config.mode == "sync")
+  if (plan.config.mode == Mode::Sync)
     *block.add_ops() = distOp("fetch_barrier", {}, {}, {{"endpoints", plan.config.pservers}});
   for (const ParamPlan &p : plan.params) {
     appendConcat(block, p);
-    if (plan.config.mode == "geo")
+    if (plan.config.mode == Mode::Geo)
       appendGeoSyncedCopy(block, vars, p);
   }
   NameSet written;

@@ -129,8 +129,6 @@ llvm::Error launch(const LaunchOptions &opts) {
   if (opts.servers < 1 || opts.workers < 1)
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
-  if (llvm::Error err = checkMode(opts.mode)) // refused once here, not once per node
-    return err;
   // OMP_NUM_THREADS reaches every node, and a node reads it where it gets no --num-threads (none
   // in every node's flags, none given for its role): a bad one is refused before such a node
   // starts.
@@ -156,7 +154,7 @@ llvm::Error launch(const LaunchOptions &opts) {
                        opts.modelDir, f);
   common = {"--main",    opts.modelDir + "/main.pb",
             "--startup", opts.modelDir + "/startup.pb",
-            "--mode",    opts.mode};
+            "--mode",    modeName(opts.mode).str()};
   common.insert(common.end(), opts.extraArgs.begin(), opts.extraArgs.end());
   std::unique_ptr<LaunchKeys> keys;
   bool keysGiven = llvm::any_of(opts.extraArgs, [](const std::string &a) {
@@ -303,7 +301,7 @@ llvm::Error launch(const LaunchOptions &opts) {
   // serve the other trainers on when one fails, so a failed trainer stops nothing: the job
   // ends when the others do, and fails naming it.
   auto began = std::chrono::steady_clock::now();
-  bool trainersMayFail = opts.mode == "async" || opts.mode == "geo";
+  bool trainersMayFail = opts.mode != Mode::Sync;
   Node *failed = nullptr, *lostTrainer = nullptr;
   auto trainersDone = [&] {
     return llvm::all_of(nodes, [](const auto &n) { return n->done || !n->isTrainer(); });

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/distributed_mode.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -17,7 +18,7 @@ inline constexpr int kExitOtherNodeFailed = 3;
 
 struct LaunchOptions {
   int servers = 2, workers = 2;
-  std::string mode = "sync";
+  Mode mode = Mode::Sync;
   std::string modelDir; ///< main.pb + startup.pb, or a transpiled directory
   std::string executor; ///< path of oar-executor
   std::string loadDir, saveDir;

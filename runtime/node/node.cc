@@ -97,6 +97,9 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   if (dist.role() != "trainer")
     return makeError("this program is a {0} program, not a trainer's",
                      dist.role().empty() ? "single-machine" : dist.role());
+  auto mode = parseMode(dist.mode());
+  if (!mode)
+    return addContext(mode.takeError(), "the trainer program");
   int64_t id = opts.cluster.trainerId;
   if (id < 0 || (id >= dist.trainers() && !opts.elastic))
     return makeError("trainer id {0} is out of range for {1} trainers", id, dist.trainers());
@@ -110,7 +113,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
     return makeError("a trainer with a CURVE key pair needs the pservers' public key "
                      "(--curve-server-key FILE)");
   Communicator comm(id, endpoints, opts.timeouts, opts.curve);
-  JobIdentity job{dist.mode(), dist.trainers(), dist.plan_digest(), opts.cluster.jobId};
+  JobIdentity job{*mode, dist.trainers(), dist.plan_digest(), opts.cluster.jobId};
   if (llvm::Error err = comm.connect(job)) {
     std::string why = llvm::toString(std::move(err));
     comm.abandon(why);
@@ -149,7 +152,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   train.startStep = comm.step();
   // Async and GEO have no barrier to count steps by: each step moves the trainer's clock, which
   // its messages carry, so that a pserver's checkpoint records where each trainer was.
-  if (dist.mode() != "sync")
+  if (*mode != Mode::Sync)
     train.afterStep = [&comm, next = train.afterStep](const StepReport &r,
                                                       const Scope &s) -> llvm::Error {
       comm.advanceStep();
@@ -201,7 +204,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                            t.bytesWithoutDedup / steps)
                  .str());
   }
-  if (dist.mode() == "geo") { // push what changed since the last sync
+  if (*mode == Mode::Geo) { // push what changed since the last sync
     env.forceGeoSync = true;
     for (const proto::Op &op : progs.main.blocks(0).ops())
       if (op.type() == "geo_sync") {

@@ -6,8 +6,8 @@
 
 #include "runtime/cluster/cluster.h"
 #include "runtime/security/curve.h"
-#include "runtime/tables/table_budget.h"
-#include "runtime/wire/protocol.h"
+#include "runtime/tables/table_memory.h"
+#include "runtime/wire/timeouts.h"
 #include "train/training_loop.h"
 #include "transpiler/config.h"
 

@@ -12,6 +12,7 @@
 
 #include "executor/finite_check.h"
 #include "executor/threads.h"
+#include "ir/distributed_mode.h"
 #include "ir/names.h"
 #include "ops/op_registry.h"
 #include "runtime/pserver/ordered_replies.h"
@@ -76,7 +77,8 @@ struct PserverLoop::Impl {
   Scope &scope;
   PserverOptions opts;
   Executor exec;
-  std::string endpoint, mode, digest;
+  std::string endpoint, digest;
+  Mode mode = Mode::Sync;
   int64_t fanin = 1;
   llvm::StringMap<int> gradToBlock;
   std::set<std::string> paramBlocks;
@@ -167,7 +169,10 @@ struct PserverLoop::Impl {
       return makeError("the pserver program has no listen_and_serv op");
     ops::AttrReader attrs(*listen, *ops::lookupOp("listen_and_serv"));
     endpoint = attrs.getString("endpoint");
-    mode = attrs.getString("mode");
+    auto named = parseMode(attrs.getString("mode"));
+    if (!named)
+      return addContext(named.takeError(), "the pserver program's listen_and_serv");
+    mode = *named;
     fanin = attrs.getInt("fanin");
     digest = attrs.getString("plan_digest");
     for (const std::string &entry : attrs.getStrings("grad_to_block_id")) {
@@ -212,7 +217,7 @@ struct PserverLoop::Impl {
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
       log(report.summary(*opts.loadFrom, opts.training));
     }
-    if (mode != "sync")
+    if (mode != Mode::Sync)
       versions.init(program, paramBlocks, scope);
     assignBlocksToThreads();
     barrierRound.assign(fanin, 0);
@@ -220,10 +225,10 @@ struct PserverLoop::Impl {
     completed.assign(fanin, false);
     lost.assign(fanin, false);
     helloPeer.assign(fanin, "");
-    peerMemory.setSync(mode == "sync");
+    peerMemory.setSync(mode == Mode::Sync);
     peerMemory.resize(fanin);
     lastSeen.assign(fanin, Clock::now());
-    if (resumeStep && mode != "sync") {
+    if (resumeStep && mode != Mode::Sync) {
       // Each trainer goes on from where this checkpoint saw it (the HELLO reply says).
       if (llvm::Error err = resumeTrainerSteps(*resumeStep))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
@@ -234,11 +239,11 @@ struct PserverLoop::Impl {
       lastStep.assign(fanin, *resumeStep);
     } else if (checkpoints) { // the step a restart before the first checkpoint goes back to
       if (llvm::Error err = checkpoints->write(0, program, scope, tables,
-                                               mode == "sync" ? std::map<std::string, std::string>{}
+                                               mode == Mode::Sync ? std::map<std::string, std::string>{}
                                                               : trainerStepFields()))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     }
-    if (checkpoints && mode == "sync") // it starts where the trainers' rollback requests point
+    if (checkpoints && mode == Mode::Sync) // it starts where the trainers' rollback requests point
       rolledBackTo = optimizedRounds;
     std::string bind =
         chooseBindAddress(endpoint, opts.bind, opts.curve.enabled(), "read and change the model",
@@ -404,7 +409,7 @@ struct PserverLoop::Impl {
   }
   void replyVar(const std::string &peer, const proto::MsgHeader &req) {
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
-    if (mode == "sync") { // params do not change until every trainer has fetched: no copy
+    if (mode == Mode::Sync) { // params do not change until every trainer has fetched: no copy
       if (const Tensor *param = scope.find(req.var())) {
         describeTensor(h, *param); // sendMessage then sends `h` as it is, without a copy
         peerMemory.serve(req, h, *param);
@@ -429,7 +434,7 @@ struct PserverLoop::Impl {
   /// two of its updates.
   void replyRows(const std::string &peer, const proto::MsgHeader &req, size_t table) {
     proto::MsgHeader h = makeHeader(proto::REPLY_VAR, req.var(), req.trainer_id(), req.step());
-    if (mode == "sync") {
+    if (mode == Mode::Sync) {
       Tensor rows = tables.pull(table, req);
       reply(peer, h, &rows);
       return;
@@ -643,7 +648,7 @@ struct PserverLoop::Impl {
   }
 
   llvm::Error maybeCheckpointAsync() {
-    if (!checkpoints || mode == "sync")
+    if (!checkpoints || mode == Mode::Sync)
       return llvm::Error::success();
     int64_t step = asyncJobStep();
     bool requested = takeCheckpointRequest();
@@ -685,7 +690,7 @@ struct PserverLoop::Impl {
   llvm::Error handle(const std::string &peer, Message &m) {
     const proto::MsgHeader &h = m.header;
     int64_t t = h.trainer_id();
-    if (t >= trainerSlots() && t < kMaxElasticTrainers && opts.elastic && mode == "async" &&
+    if (t >= trainerSlots() && t < kMaxElasticTrainers && opts.elastic && mode == Mode::Async &&
         h.kind() == proto::HELLO && checkJob(h, t).empty())
       addTrainerSlot(t); // a trainer joining the running job
     if (t < 0 || t >= trainerSlots())
@@ -730,7 +735,7 @@ struct PserverLoop::Impl {
         return makeError("{0}", why);
       // Without checkpoints nothing takes a sync trainer back once it trained: a HELLO for its
       // slot from another connection is a restart or a second process, and both break the job.
-      if (mode == "sync" && !checkpoints && live(t) && !helloPeer[t].empty() &&
+      if (mode == Mode::Sync && !checkpoints && live(t) && !helloPeer[t].empty() &&
           helloPeer[t] != peer && barrierRound[t] > 0) {
         lost[t] = true; // the process that trained in the slot is not waited for any more
         peerMemory.retire(t, scope);
@@ -766,7 +771,7 @@ struct PserverLoop::Impl {
       // Read before the acknowledgement, after which the trainer may move on.
       if (llvm::Error err = peerMemory.receive(t, m))
         return err;
-      if (mode == "sync" && h.step() != barrierRound[t])
+      if (mode == Mode::Sync && h.step() != barrierRound[t])
         return makeError("gradient {0} for step {1}, which is not trainer {2}'s step", h.var(),
                          h.step(), t);
       if (std::string bad = nonFiniteGradient(m, t); !bad.empty()) {
@@ -774,15 +779,15 @@ struct PserverLoop::Impl {
           return makeError("{0}; it is not applied (the trainer diverged: lower the learning "
                            "rate)",
                            bad);
-        if (mode == "sync")
+        if (mode == Mode::Sync)
           skippedBlocks.insert(it->getValue());
         skipUpdate(peer, h, bad);
         return llvm::Error::success();
       }
-      if (mode != "sync" && h.landed())
+      if (mode != Mode::Sync && h.landed())
         return applyLanded(peer, t, h, it->getValue());
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
-      if (mode == "sync") { // kept per trainer until the step's barrier
+      if (mode == Mode::Sync) { // kept per trainer until the step's barrier
         Tensor &copy = scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t)));
         if (h.landed()) // the trainer wrote it there itself
           return llvm::Error::success();
@@ -804,7 +809,7 @@ struct PserverLoop::Impl {
       PserverPeerMemory::acceptsFrom(m);
       if (!paramBlocks.count(h.var()))
         return makeError("var {0} is not a parameter this pserver serves", h.var());
-      if (mode == "sync" && optimizedRounds < barrierRound[t])
+      if (mode == Mode::Sync && optimizedRounds < barrierRound[t])
         pending.push_back({peer, h});
       else
         replyVar(peer, h);
@@ -813,7 +818,7 @@ struct PserverLoop::Impl {
       auto table = tables.check(m);
       if (!table)
         return table.takeError();
-      if (mode == "sync" && optimizedRounds < barrierRound[t])
+      if (mode == Mode::Sync && optimizedRounds < barrierRound[t])
         pending.push_back({peer, h, *table});
       else
         replyRows(peer, h, *table);
@@ -823,7 +828,7 @@ struct PserverLoop::Impl {
       auto table = tables.check(m);
       if (!table)
         return table.takeError();
-      if (mode == "sync" && h.step() != barrierRound[t])
+      if (mode == Mode::Sync && h.step() != barrierRound[t])
         return makeError("rows of {0} for step {1}, which is not trainer {2}'s step", h.var(),
                          h.step(), t);
       if (std::string bad = tables.nonFiniteRows(m); !bad.empty()) {
@@ -831,14 +836,14 @@ struct PserverLoop::Impl {
           return makeError("{0}; they are not applied (the trainer diverged: lower the learning "
                            "rate)",
                            bad);
-        if (mode == "sync")
+        if (mode == Mode::Sync)
           skippedTables.insert(*table);
         skipUpdate(peer, h, bad);
         return llvm::Error::success();
       }
       reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
       auto push = std::make_shared<Message>(std::move(m));
-      if (mode == "sync") { // summed with the other trainers' at the step's barrier
+      if (mode == Mode::Sync) { // summed with the other trainers' at the step's barrier
         tables.keep(*table, t, std::move(push));
         return llvm::Error::success();
       }
@@ -849,14 +854,14 @@ struct PserverLoop::Impl {
       return llvm::Error::success();
     }
     case proto::SEND_BARRIER:
-      if (mode == "sync") {
+      if (mode == Mode::Sync) {
         if (h.step() != barrierRound[t])
           return makeError("send_barrier for step {0}, which is not trainer {1}'s step", h.step(),
                            t);
         ++barrierRound[t];
       }
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
-      return mode == "sync" ? tryOptimizeOrFail() : llvm::Error::success();
+      return mode == Mode::Sync ? tryOptimizeOrFail() : llvm::Error::success();
     case proto::FETCH_BARRIER:
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
       return llvm::Error::success();
@@ -868,9 +873,9 @@ struct PserverLoop::Impl {
       log("trainer " + std::to_string(t) +
           (h.error().empty() ? " completed" : " left after an error: " + h.error()));
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
-      if (mode == "sync" && !h.error().empty() && syncBroken.empty())
+      if (mode == Mode::Sync && !h.error().empty() && syncBroken.empty())
         breakSyncJob(llvm::formatv("trainer {0} left after an error ({1})", t, h.error()).str());
-      return mode == "sync" && syncBroken.empty() ? tryOptimizeOrFail() : llvm::Error::success();
+      return mode == Mode::Sync && syncBroken.empty() ? tryOptimizeOrFail() : llvm::Error::success();
     default:
       return makeError("a {0} message is not a request", kindName(h.kind()));
     }
@@ -903,7 +908,7 @@ struct PserverLoop::Impl {
 
   /// Why trainer `t`'s HELLO is not of this job, or "".
   std::string checkJob(const proto::MsgHeader &h, int64_t t) const {
-    if (h.mode() != mode || h.trainers() != fanin || h.plan_digest() != digest)
+    if (h.mode() != modeName(mode) || h.trainers() != fanin || h.plan_digest() != digest)
       // Only the sender's own values: the pserver's plan digest and launch id are what a HELLO
       // is checked against, so a refusal must not hand them to whoever asks (its log has them).
       return llvm::formatv("job mismatch: trainer {0} runs mode {1} with {2} trainers and plan "
@@ -923,7 +928,7 @@ struct PserverLoop::Impl {
   proto::MsgHeader helloReply(int64_t t, int64_t step) const {
     // With checkpoints: sync, the step applied; async and GEO, the trainer's own last step here
     // (after a restart, where the checkpoint saw it).
-    int64_t at = !checkpoints ? step : mode == "sync" ? optimizedRounds : trainerStep(t);
+    int64_t at = !checkpoints ? step : mode == Mode::Sync ? optimizedRounds : trainerStep(t);
     proto::MsgHeader ok = makeHeader(proto::REPLY_OK, "", t, at);
     ok.set_checkpoints(checkpoints.has_value());
     return ok;
@@ -1015,7 +1020,7 @@ struct PserverLoop::Impl {
     auto now = Clock::now();
     // The time actually waited, which a slow loop turn can make exceed the timeout.
     auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
-    if (mode == "sync" && roundWaitStart && now - *roundWaitStart > opts.timeouts.barrier) {
+    if (mode == Mode::Sync && roundWaitStart && now - *roundWaitStart > opts.timeouts.barrier) {
       std::vector<int64_t> missing;
       for (int64_t t = 0; t < fanin; ++t)
         if (live(t) && barrierRound[t] <= optimizedRounds)
@@ -1026,7 +1031,7 @@ struct PserverLoop::Impl {
                                    listTrainers(missing))
                          .str());
     }
-    if (mode != "sync") { // a trainer silent far longer than its peers is lost
+    if (mode != Mode::Sync) { // a trainer silent far longer than its peers is lost
       for (int64_t t = 0; t < trainerSlots(); ++t)
         if (live(t) && now - lastSeen[t] > opts.timeouts.barrier &&
             now - lastActivity < opts.timeouts.barrier) {
@@ -1042,7 +1047,7 @@ struct PserverLoop::Impl {
       for (const auto &[t, why] : opts.goneTrainers()) {
         if (t < 0 || t >= trainerSlots() || !live(t))
           continue;
-        if (mode == "sync")
+        if (mode == Mode::Sync)
           return failAll(
               llvm::formatv("trainer {0} is gone, the scheduler says: {1}", t, why).str());
         lost[t] = true;
@@ -1090,7 +1095,7 @@ struct PserverLoop::Impl {
                               : std::string("the socket's thread");
     log(llvm::formatv("serving {0} param blocks and {1} distributed tables for {2} trainers in {3} "
                       "mode (plan {6}), optimizing on {4}{5}",
-                      paramBlocks.size(), tables.size(), fanin, mode, threads,
+                      paramBlocks.size(), tables.size(), fanin, modeName(mode), threads,
                       opts.computeThreads.empty() ? "" : "; " + opts.computeThreads, digest)
             .str());
     if (opts.tableBudget.limited() && tables.size() > 0)
@@ -1191,10 +1196,10 @@ struct PserverLoop::Impl {
           return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     }
     // The job's last step, so that starting it again finds it done instead of training its tail.
-    if (checkpoints && mode == "sync" && checkpoints->latest() != optimizedRounds)
+    if (checkpoints && mode == Mode::Sync && checkpoints->latest() != optimizedRounds)
       if (llvm::Error err = checkpoints->write(optimizedRounds, program, scope, tables))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
-    if (checkpoints && mode != "sync") // each trainer's last step: a restart trains no more
+    if (checkpoints && mode != Mode::Sync) // each trainer's last step: a restart trains no more
       if (llvm::Error err =
               checkpoints->write(asyncJobStep(), program, scope, tables, trainerStepFields()))
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));

@@ -9,16 +9,13 @@
 #include "checkpoint/row_init.h"
 #include "checkpoint/table_files.h"
 #include "runtime/tables/sparse_routing.h"
+#include "runtime/tables/table_memory.h"
 #include "support/hash.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {
-
-/// What a table that holds its most rows does with a key that has none: drop the least recently
-/// pushed rows to make room, or give the key no row (its pushes are dropped and counted).
-enum class TableFull { Evict, Refuse };
 
 /// What a table is: its width, how a row starts and how it is updated. Read from the pserver
 /// program's sparse_table op.

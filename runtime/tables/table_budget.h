@@ -11,14 +11,6 @@
 
 namespace oar::runtime {
 
-struct TableBudget {
-  int64_t bytes = 0; ///< 0: no limit
-  TableFull whenFull = TableFull::Evict;
-  bool limited() const { return bytes > 0; }
-  /// "a 200 MB budget (evicting the least recently pushed rows when a table is full)".
-  std::string describe() const;
-};
-
 /// The most bytes a table of `config` holds with at most `rows` rows (and as many admission
 /// counters), counting the copies its index and vectors hold while they grow.
 size_t tableBytesAtMost(const SparseTableConfig &config, int64_t rows);

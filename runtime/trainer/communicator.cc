@@ -369,7 +369,7 @@ llvm::Expected<bool> Communicator::landInPserver(Connection &c, Request &r) {
   // landing is not ours to write again. (The step's recv usually collected that already.) A
   // sync pserver reads its landings only at the step's barrier, which follows every write of
   // the step, so writes of one landing need not wait for each other's acknowledgement.
-  bool sync = job_ && job_->mode == "sync";
+  bool sync = job_ && job_->mode == Mode::Sync;
   if (!sync && llvm::any_of(unacked_, [&](const Request &u) {
         return u.header.landed() && u.endpoint == r.endpoint && u.header.var() == r.header.var();
       }))
@@ -454,7 +454,7 @@ proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step,
   proto::MsgHeader hello = makeHeader(proto::HELLO, "", trainerId_, step);
   if (localIpcAddress(endpoint)) // our probe only to a pserver of this host
     offerPeerMemory(hello);
-  hello.set_mode(job.mode);
+  hello.set_mode(modeName(job.mode).str());
   hello.set_trainers(job.trainers);
   hello.set_plan_digest(job.planDigest);
   hello.set_job_id(job.jobId);
@@ -509,7 +509,7 @@ llvm::Error Communicator::alignCheckpointSteps(const JobIdentity &job,
   // Async and GEO pservers checkpoint each on its own, and nothing goes back: a trainer
   // starting goes on from the lowest step any pserver recorded of it (its updates since may
   // land twice on the others, as async allows); one reconnecting keeps its own step.
-  if (job.mode != "sync") {
+  if (job.mode != Mode::Sync) {
     if (!reconnecting_)
       step_ = highestStepSent_ = lowest;
     return llvm::Error::success();

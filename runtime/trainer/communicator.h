@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "ir/distributed_mode.h"
 #include "runtime/security/curve.h"
 #include "runtime/transport/zmtp_link.h"
 #include "runtime/wire/peer_memory.h"
@@ -15,7 +16,7 @@ namespace oar::runtime {
 
 /// What a trainer tells every pserver when it connects; a mismatch is refused.
 struct JobIdentity {
-  std::string mode;
+  Mode mode = Mode::Sync;
   int64_t trainers = 1;
   std::string planDigest;
   std::string jobId; ///< the launch (ClusterSpec::jobId); empty: none

@@ -8,19 +8,12 @@
 
 #include "executor/tensor.h"
 #include "runtime/wire/message.pb.h"
+#include "runtime/wire/timeouts.h"
 #include "zmq.hpp"
 
 namespace oar::runtime {
 
 inline constexpr int kProtocolVersion = 1;
-
-/// Timeouts every wait in the runtime is bounded by.
-struct Timeouts {
-  std::chrono::milliseconds connect{30000}; ///< reaching a pserver (retries with backoff)
-  std::chrono::milliseconds reply{60000};   ///< a pserver's reply to one request
-  std::chrono::milliseconds barrier{60000}; ///< a pserver waiting for the other trainers
-  std::chrono::milliseconds idle{600000};   ///< a pserver hearing from no trainer at all
-};
 
 /// A decoded message: its header and, for var messages, the tensor bytes (checked against the
 /// header's dtype and dims).

@@ -42,6 +42,22 @@ buildAgainstPrefix() {
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
+say "installed headers: every header one includes is installed, and none is ZeroMQ's"
+inc=$prefix/include/oar
+while IFS= read -r header; do
+  while IFS= read -r included; do
+    case $included in
+    llvm/* | google/*) ;; # LLVM's and protobuf's, found through the package's dependencies
+    *) [[ -f $inc/$included ]] ||
+      fail "${header#"$inc"/} includes \"$included\", which is not installed (OAR_PUBLIC_HEADERS in CMakeLists.txt)" ;;
+    esac
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$header")
+  ! grep -qE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]zmq' "$header" ||
+    fail "${header#"$inc"/} includes a ZeroMQ header; ZeroMQ is private to liboar"
+done < <(find "$inc" -name '*.h')
+! grep -q cppzmq "$prefix"/lib*/cmake/oar/*.cmake ||
+  fail "the installed CMake package still names cppzmq; a consumer would need ZeroMQ's headers"
+
 # --- 1. a CXX-only consumer project ---
 say "consumer project (find_package(oar), generator $generator)"
 mkdir -p "$work/consumer"

@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 static DistributeConfig config(const std::string &mode) {
   DistributeConfig c;
   c.trainers = 2;
-  c.mode = mode;
+  c.mode = llvm::cantFail(parseMode(mode));
   c.pservers = {"127.0.0.1:6170", "127.0.0.1:6171"};
   return c;
 }

@@ -52,7 +52,7 @@ struct OnePserverJob {
   explicit OnePserverJob(std::string jobMode = "sync") : mode(std::move(jobMode)) {
     ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
     DistributeConfig c;
-    c.mode = mode;
+    c.mode = llvm::cantFail(parseMode(mode));
     c.trainers = 2;
     endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
     c.pservers = {endpoint};
@@ -69,7 +69,9 @@ struct OnePserverJob {
       opts.log = log->sink();
     return servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   }
-  JobIdentity job() const { return {mode, 2, r.trainer().dist().plan_digest()}; }
+  JobIdentity job() const {
+    return {llvm::cantFail(parseMode(mode)), 2, r.trainer().dist().plan_digest()};
+  }
   /// Both trainers connect as `identity` and complete; the pserver must then end successfully.
   void finishCleanly(std::future<std::string> &server, const JobIdentity &identity) {
     Communicator t0(0, {endpoint}, shortTimeouts()), t1(1, {endpoint}, shortTimeouts());

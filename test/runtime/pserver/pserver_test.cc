@@ -183,7 +183,7 @@ TEST_CASE("geo_sync refuses block rows that do not cut its param, naming the par
   spec.format = "npy", spec.data = {dir + "/x.npy", dir + "/y.npy"}, spec.batchSize = 10;
   ModelBuilder m = requireValue(buildRecipe(spec));
   DistributeConfig c;
-  c.mode = "geo", c.trainers = 1;
+  c.mode = Mode::Geo, c.trainers = 1;
   c.pservers = {"127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0])};
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
   proto::Program trainer = r.trainer(); // fc_0.b_0 (params sort by name) gets 12 rows of 1
@@ -209,7 +209,7 @@ TEST_CASE("a trainer of another job is refused, and the refusal names nothing of
   auto server = job.serve();
   Communicator wrong(0, {job.endpoint}, shortTimeouts());
   JobIdentity other = job.job();
-  other.mode = "async";
+  other.mode = Mode::Async;
   other.planDigest = "0x0123456789abcdef"; // a guess: the refusal must not answer with the real one
   CHECK_THAT(errorText(wrong.connect(other)),
              Contains("job mismatch: trainer 0 runs mode async with 2 trainers") &&
@@ -227,7 +227,7 @@ TEST_CASE("a trainer that cannot reach its pserver gives up naming the endpoint"
   Timeouts t = shortTimeouts();
   t.connect = std::chrono::milliseconds(800);
   Communicator c(0, {ep}, t);
-  CHECK_THAT(errorText(c.connect({"sync", 1, "x"})), Contains("cannot reach pserver " + ep));
+  CHECK_THAT(errorText(c.connect({Mode::Sync, 1, "x"})), Contains("cannot reach pserver " + ep));
 }
 
 TEST_CASE("the role comes from Paddle's variables or from TF_CONFIG", "[runtime]") {
@@ -538,7 +538,7 @@ TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and appl
   spec.lr = 1.0f;
   ModelBuilder m = requireValue(buildRecipe(spec));
   DistributeConfig c;
-  c.mode = "async";
+  c.mode = Mode::Async;
   c.trainers = 8;
   std::string endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
   c.pservers = {endpoint};
@@ -546,7 +546,7 @@ TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and appl
   NodeOptions opts;
   opts.timeouts = shortTimeouts();
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
-  JobIdentity job{"async", 8, r.trainer().dist().plan_digest()};
+  JobIdentity job{Mode::Async, 8, r.trainer().dist().plan_digest()};
   // 3 s in the suite; OAR_NO_LOSS_SECONDS=30 runs the issue's 30 s.
   const char *secs = std::getenv("OAR_NO_LOSS_SECONDS");
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(secs ? std::atoi(secs) : 3);
@@ -592,7 +592,7 @@ TEST_CASE("unauthenticated, a pserver serves its own host unless --bind says oth
   std::string port = llvm::StringRef(job.endpoint).rsplit(':').second.str();
   std::string advertised = "10.255.255.1:" + port;
   DistributeConfig c;
-  c.mode = "sync";
+  c.mode = Mode::Sync;
   c.trainers = 2;
   c.pservers = {advertised};
   ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));

@@ -74,7 +74,7 @@ struct JobResult {
 JobResult runJob(ModelBuilder &m, int pservers, const std::string &mode) {
   DistributeConfig c;
   c.trainers = 2;
-  c.mode = mode;
+  c.mode = llvm::cantFail(parseMode(mode));
   for (int p : requireValue(freePorts(pservers)))
     c.pservers.push_back("127.0.0.1:" + std::to_string(p));
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));

@@ -284,7 +284,7 @@ TEST_CASE("a trainer waiting on one pserver notices at once that another one's l
   Timeouts timeouts;
   timeouts.connect = timeouts.reply = timeouts.barrier = milliseconds(10000);
   Communicator trainer(0, {waitedOn, leaving}, timeouts);
-  REQUIRE_OK(trainer.connect({"sync", 1, "digest"}));
+  REQUIRE_OK(trainer.connect({Mode::Sync, 1, "digest"}));
   CHECK(trainer.linkedPservers() == 2);
   gone.close();
   auto start = std::chrono::steady_clock::now();
