@@ -73,7 +73,16 @@ static llvm::Error checkOtherJobs(llvm::StringRef dir, llvm::StringRef ownName,
     llvm::StringRef name = llvm::sys::path::filename(it->path());
     if (name == ownName || !name.startswith(kPrefix) || !name.endswith(kSuffix))
       continue;
-    int fd = openLocked(it->path(), LOCK_EX);
+    // A running job holds its file shared for its whole life; a node checking whether that job
+    // ended (as this one is) holds it exclusively for an instant. Only a hold that lasts is a
+    // running job: the nodes of a job started after a killed one all check its file at once.
+    int fd = -1;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      fd = openLocked(it->path(), LOCK_EX);
+      if (fd >= 0 || errno != EWOULDBLOCK)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     if (fd < 0) {
       if (errno != EWOULDBLOCK)
         continue; // vanished meanwhile, or not ours to open: not a running job's hold

@@ -50,7 +50,9 @@ void checkSameBits(const std::string &a, const std::string &b) {
 std::string killAndRerun(const std::string &dir, const std::string &text, const std::string &cmd) {
   std::string report =
       run(sourceDir() + "/test/checkpoint/kill_and_rerun.sh " + dir + "/run '" + text + "' " + cmd);
-  INFO(report << "\nfirst run:\n" << readFile(dir + "/run.1"));
+  INFO(report << "\nfirst run:\n"
+              << readFile(dir + "/run.1") << "\nsecond run:\n"
+              << readFile(dir + "/run.2"));
   CHECK_THAT(report, Contains("first run: status 137")); // killed, not finished
   CHECK_THAT(report, Contains("second run: status 0"));
   return readFile(dir + "/run.2");

@@ -31,9 +31,11 @@ std::string clickModel(const std::string &dir, const std::string &format,
   return model;
 }
 
+/// One thread: the same batches then give the same sums to the bit (with more, a loaded machine
+/// may split a GEMM's sums differently: seen, losses 1.4e-5 apart).
 std::string single(const std::string &model, const std::string &args = "") {
   return binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
-         "/startup.pb " + args;
+         "/startup.pb --num-threads 1 " + args;
 }
 
 } // namespace
@@ -47,14 +49,9 @@ TEST_CASE("wide_deep trains on one's own click log: csv, tsv and slot files to t
   INFO("csv: " << csv);
   CHECK(auc > 0.70);
   // Columns found by name: another order (and an extra column), tsv and slot: the same keys and
-  // batches (to the bit: schema_feed_test.cc), so the same training. The AUC is compared within
-  // 1e-4, not to the bit: under a loaded machine a run's GEMMs may split their sums differently
-  // (seen: loss equal to 6 places, AUC 2.4e-5 apart).
+  // batches (to the bit: schema_feed_test.cc), so the same training and the same test line.
   auto same = [&](const std::string &line) {
-    INFO(line);
-    CHECK(std::abs(aucOf(line) - auc) < 1e-4);
-    auto loss = [](const std::string &l) { return std::stod(l.substr(l.find("loss ") + 5)); };
-    CHECK(std::abs(loss(line) - loss(csv)) < 1e-5);
+    CHECK(line.substr(line.find("test:")) == csv.substr(csv.find("test:")));
   };
   std::string shuffled = dir + "/shuffled";
   run("mkdir -p " + shuffled);
