@@ -23,9 +23,9 @@
 #include "api/optimizer.h"
 #include "api/recipes.h"
 #include "bench/raw_zmq.h"
-#include "runtime/cluster/launcher.h"
 #include "runtime/node/node.h"
 #include "runtime/trainer/communicator.h"
+#include "runtime/transport/held_port.h"
 #include "support/error.h"
 #include "transpiler/transpiler.h"
 #include "llvm/Support/FileSystem.h"
@@ -43,8 +43,9 @@ static double seconds(Clock::time_point since) {
 
 static std::vector<std::string> endpoints(int n) {
   std::vector<std::string> eps;
-  for (int p : exitOnErr(freePorts(n)))
-    eps.push_back("127.0.0.1:" + std::to_string(p));
+  // Picked and let go: on a machine left to the bench nothing takes them before the servers bind.
+  for (const HeldPort &p : exitOnErr(HeldPort::onLoopback(n)))
+    eps.push_back("127.0.0.1:" + std::to_string(p.port()));
   return eps;
 }
 

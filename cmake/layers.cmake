@@ -79,11 +79,11 @@ oar_layer(serving DEPENDS checkpoint kernels) # export, inference programs, pred
 oar_layer(api DEPENDS feed)                  # layers, optimizers, recipes: writing a model
 oar_layer(runtime/wire DEPENDS executor)     # the messages between nodes
 oar_layer(runtime/security DEPENDS support)  # CURVE keys, ZAP, who may bind and connect
-oar_layer(runtime/transport DEPENDS runtime/wire) # direct ZMTP links
+oar_layer(runtime/transport DEPENDS runtime/wire runtime/security) # links, held ports, servers
 oar_layer(runtime/tables DEPENDS checkpoint) # distributed tables' rows on a pserver
 oar_layer(runtime/trainer DEPENDS runtime/transport runtime/security) # the trainer's client
-oar_layer(runtime/pserver DEPENDS runtime/tables runtime/wire runtime/security)
-oar_layer(runtime/cluster DEPENDS transpiler runtime/wire runtime/security) # who is in a job
+oar_layer(runtime/pserver DEPENDS runtime/tables runtime/transport)
+oar_layer(runtime/cluster DEPENDS transpiler runtime/transport) # who is in a job
 oar_layer(runtime/node DEPENDS runtime/trainer runtime/pserver runtime/cluster serving)
 oar_declare_layer(kernels/cuda DEPENDS kernels) # liboar_cuda (CMakeLists.txt)
 oar_declare_layer(tools/common DEPENDS train)   # what the command-line tools share

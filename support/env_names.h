@@ -44,6 +44,7 @@ inline constexpr const char *kOarNodeHost = "OAR_NODE_HOST";   ///< the host a n
 inline constexpr const char *kOarDirectLinks = "OAR_DIRECT_LINKS"; ///< 0: no direct ZMTP links
 inline constexpr const char *kOarPeerMemory = "OAR_PEER_MEMORY";   ///< same-host memory: off or on
 inline constexpr const char *kOarLocalTcp = "OAR_LOCAL_TCP";       ///< 1: TCP, not IPC, on loopback
+inline constexpr const char *kOarListenFd = "OAR_LISTEN_FD"; ///< a listening socket handed over
 inline constexpr const char *kOarCheckpointWrites = "OAR_CHECKPOINT_WRITES"; ///< background writes
 // The OpenMP runtime and glibc's allocator, read (and for a node's children, set) by oar.
 inline constexpr const char *kOmpNumThreads = "OMP_NUM_THREADS";

@@ -22,6 +22,7 @@
 #include "runtime/node/node.h"
 #include "runtime/node/save_lock.h"
 #include "runtime/pserver/pserver.h"
+#include "runtime/transport/held_port.h"
 #include "serving/export.h"
 #include "serving/inference_program.h"
 #include "serving/predict_stream.h"
@@ -337,8 +338,13 @@ static void logLine(const std::string &line) { errs() << line << "\n"; }
 static std::unique_ptr<oar::runtime::SchedulerLink> schedulerLink;
 static std::atomic<int> schedulerStatus{0};
 
+/// The listening socket oar-launch picked for this node's port and handed over (OAR_LISTEN_FD),
+/// or one held while joining a scheduler: the server takes it over instead of binding again.
+static std::shared_ptr<oar::runtime::HeldPort> heldPort;
+
 static oar::runtime::SchedulerOptions schedulerOptions(const oar::runtime::ClusterSpec &c) {
   oar::runtime::SchedulerOptions s;
+  s.heldPort = heldPort;
   s.endpoint = !c.scheduler.empty() ? c.scheduler : c.currentEndpoint;
   s.bind = bind;
   s.pservers = c.pserverCount;
@@ -494,6 +500,7 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);
   opts.timeouts.barrier = std::chrono::milliseconds(barrierTimeoutMs);
   opts.timeouts.idle = std::chrono::milliseconds(idleTimeoutMs);
+  opts.heldPort = heldPort;
   opts.bind = bind, opts.loadDir = loadDir, opts.saveDir = saveDir, opts.metricsPath = metricsPath;
   opts.evalOnly = evalOnly;
   opts.testScoresPath = testScores;
@@ -569,6 +576,8 @@ int main(int argc, char **argv) {
   oar::parseToolFlags(argc, argv, "oar-executor", "oar-executor: run one node of oar training\n");
   // Until its loops poll for a stop, a node ends at SIGTERM (see installStopHandlers).
   exitOnErr(oar::runtime::installStopHandlers(oar::runtime::BeforeFirstPoll::End));
+  if (auto handed = exitOnErr(oar::runtime::takeHandedOverPort()); handed.held())
+    heldPort = std::make_shared<oar::runtime::HeldPort>(std::move(handed));
   oar::runtime::NodeOptions opts;
   opts.cluster = exitOnErr(oar::runtime::clusterFromEnv([](const char *n) { return getenv(n); }));
   oar::runtime::ClusterSpec &c = opts.cluster;
@@ -609,7 +618,7 @@ int main(int argc, char **argv) {
   if (!c.scheduler.empty() && !c.role.empty())
     schedulerLink = exitOnErr(oar::runtime::joinThroughScheduler(
         c, curveFromFlags(), std::chrono::milliseconds(registerTimeoutMs), logLine,
-        oar::runtime::stopRequested));
+        oar::runtime::stopRequested, heldPort));
   oar::setComputeThreads(
       handThreads.value_or(oar::defaultNodeThreads(c.role, c.trainers, c.pservers)));
   if (c.role.empty())

@@ -1,17 +1,14 @@
 // The local launcher.
 #include "runtime/cluster/launcher.h"
 
-#include <arpa/inet.h>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
 #include <mutex>
-#include <netinet/in.h>
 #include <random>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <system_error>
 #include <thread>
@@ -20,6 +17,7 @@
 #include "executor/threads.h"
 #include "runtime/security/curve.h"
 #include "runtime/security/launch_keys.h"
+#include "runtime/transport/held_port.h"
 #include "support/env_names.h"
 #include "support/error.h"
 #include "support/signals.h"
@@ -29,25 +27,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
-
-llvm::Expected<std::vector<int>> freePorts(int n) {
-  std::vector<int> ports, fds;
-  for (int i = 0; i < n; ++i) { // hold every socket until all are picked, so none repeats
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr = {};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
-      return makeError("cannot find a free port on 127.0.0.1: {0}", strerror(errno));
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds)
-    close(fd);
-  return ports;
-}
 
 namespace {
 
@@ -62,11 +41,12 @@ struct Node {
   int status = 0;
 };
 
-/// Starts `exe` with its output on a pipe whose read end goes to `outFd`. A failed pipe or fork
-/// is an error, never a pid of -1: kill(-1, ...) would signal every process the user owns.
+/// Starts `exe` with its output on a pipe whose read end goes to `outFd`, and `handOver` (a held
+/// port's socket, or -1) open in it. A failed pipe or fork is an error, never a pid of -1:
+/// kill(-1, ...) would signal every process the user owns.
 llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::string> &args,
                             const std::vector<std::pair<std::string, std::string>> &env,
-                            int &outFd) {
+                            int handOver, int &outFd) {
   int pipeFds[2];
   if (pipe(pipeFds) != 0)
     return makeError("pipe: {0}", strerror(errno));
@@ -87,6 +67,8 @@ llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::strin
     dup2(pipeFds[1], STDERR_FILENO);
     close(pipeFds[0]);
     close(pipeFds[1]);
+    if (handOver >= 0) // every held port is close-on-exec; this node's stays open
+      fcntl(handOver, F_SETFD, 0);
     for (const auto &[k, v] : env)
       setenv(k.c_str(), v.c_str(), 1);
     std::vector<char *> argv{const_cast<char *>(exe.c_str())};
@@ -171,24 +153,29 @@ llvm::Error launch(const LaunchOptions &opts) {
       return made.takeError();
     }
   }
-  auto ports = freePorts(opts.servers);
+  // Each server's port is held from here until the server takes its socket over (OAR_LISTEN_FD):
+  // no other process can take it meanwhile. With a scheduler, pservers pick their own.
+  auto ports = HeldPort::onLoopback(opts.scheduler ? 1 : opts.servers);
   if (!ports)
     return ports.takeError();
   std::vector<std::string> endpoints;
-  for (int p : *ports)
-    endpoints.push_back("127.0.0.1:" + std::to_string(p));
+  for (const HeldPort &p : *ports)
+    endpoints.push_back("127.0.0.1:" + std::to_string(p.port()));
   std::string list = llvm::join(endpoints, ",");
 
   std::mutex printMutex;
   std::vector<std::unique_ptr<Node>> nodes;
   std::string startFailure; // after a node cannot start, no other starts and the job stops
   auto start = [&](const std::string &name, std::vector<std::string> args,
-                   std::vector<std::pair<std::string, std::string>> env) {
+                   std::vector<std::pair<std::string, std::string>> env,
+                   const HeldPort *port = nullptr) {
     if (!startFailure.empty())
       return;
     auto node = std::make_unique<Node>();
     node->name = name;
-    auto pid = spawn(opts.executor, args, env, node->outFd);
+    if (port)
+      env.emplace_back(env::kOarListenFd, std::to_string(port->fd()));
+    auto pid = spawn(opts.executor, args, env, port ? port->fd() : -1, node->outFd);
     if (!pid) {
       startFailure = "cannot start " + name + " (" + llvm::toString(pid.takeError()) + ")";
       return;
@@ -236,17 +223,14 @@ llvm::Error launch(const LaunchOptions &opts) {
   // With a scheduler, every node gets its address and the counts; it hands out the rest.
   std::vector<std::string> viaScheduler;
   if (opts.scheduler) {
-    auto port = freePorts(1);
-    if (!port)
-      return port.takeError();
-    viaScheduler = {"--scheduler=127.0.0.1:" + std::to_string(port->front()),
+    viaScheduler = {"--scheduler=" + endpoints.front(),
                     "--pserver-count=" + std::to_string(opts.servers),
                     "--trainers=" + std::to_string(opts.workers)};
     auto args = viaScheduler;
     args.push_back("--role=scheduler");
     if (keys) // it serves with the pservers' pair and accepts them and the trainers
       llvm::append_range(args, keys->pserverArgs());
-    start("scheduler", args, base);
+    start("scheduler", args, base, &ports->front());
   }
   // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
   auto withThreads = [&](std::vector<std::string> args, int given, int share) {
@@ -265,7 +249,7 @@ llvm::Error launch(const LaunchOptions &opts) {
       env.insert(env.end(), {{env::kPaddleTrainingRole, "PSERVER"},
                              {env::kPaddleCurrentEndpoint, endpoints[i]},
                              {env::kPaddleCurrentIp, "127.0.0.1"},
-                             {env::kPaddlePserverPort, std::to_string((*ports)[i])}});
+                             {env::kPaddlePserverPort, std::to_string((*ports)[i].port())}});
     llvm::append_range(args, viaScheduler);
     if (!opts.loadDir.empty())
       args.insert(args.end(), {"--load", opts.loadDir});
@@ -273,7 +257,8 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.insert(args.end(), {"--save", opts.saveDir});
     if (keys)
       llvm::append_range(args, keys->pserverArgs());
-    start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads, 1), env);
+    start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads, 1), env,
+          opts.scheduler ? nullptr : &(*ports)[i]);
   }
   for (int i = 0; i < opts.workers; ++i) {
     auto env = base;
@@ -296,6 +281,7 @@ llvm::Error launch(const LaunchOptions &opts) {
     start("trainer." + std::to_string(i), withThreads(args, opts.trainerThreads, trainerShare),
           env);
   }
+  ports->clear(); // the servers hold their sockets now
 
   // Wait for every node; the first failure stops the rest. In async and GEO modes the pservers
   // serve the other trainers on when one fails, so a failed trainer stops nothing: the job

@@ -49,9 +49,6 @@ struct LaunchOptions {
 std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs, bool ompSet,
                                            int given, int share);
 
-/// Picks `n` free TCP ports on 127.0.0.1.
-llvm::Expected<std::vector<int>> freePorts(int n);
-
 /// Starts the nodes, prefixes each one's lines with its role and id, and waits. Returns success
 /// when every node exited 0. If a node fails, stops the others and returns an error carrying
 /// that node's last lines. No child outlives the call.

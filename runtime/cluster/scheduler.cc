@@ -7,11 +7,10 @@
 
 #include "executor/threads.h"
 #include "runtime/cluster/scheduler_membership.h"
-#include "runtime/security/bind_policy.h"
 #include "runtime/security/peer_identity.h"
 #include "runtime/security/zap_handler.h"
+#include "runtime/transport/server_socket.h"
 #include "runtime/wire/protocol.h"
-#include "support/endpoint.h"
 #include "support/error.h"
 #include "support/log_limiter.h"
 #include "zmq.hpp"
@@ -29,47 +28,30 @@ public:
   explicit Scheduler(const SchedulerOptions &opts) : opts_(opts), members_(opts) {}
 
   llvm::Error run() {
-    std::string bind =
-        chooseBindAddress(opts_.endpoint, opts_.bind, opts_.curve.enabled(),
-                          "join the job as a node", [this](const std::string &line) { log(line); });
-    if (opts_.curve.enabled()) { // the handler first: without one libzmq accepts any key
-      std::set<std::string> allowed = opts_.curve.allowed;
-      allowed.insert(opts_.curve.own->publicKey); // the pservers' own pair
-      auto handler = ZapHandler::start(context_, allowed, [this](const std::string &l) { log(l); });
-      if (!handler)
-        return makeError("scheduler {0}: {1}", opts_.endpoint, llvm::toString(handler.takeError()));
-      zap_ = std::move(*handler);
-      socket_.set(zmq::sockopt::curve_server, true);
-      socket_.set(zmq::sockopt::curve_secretkey, opts_.curve.own->secretKey);
-      socket_.set(zmq::sockopt::zap_domain, "oar");
-      log(llvm::formatv("CURVE: accepting the pservers' key and {0} trainer key(s)",
-                        opts_.curve.allowed.size())
-              .str());
-    }
     try {
       socket_.set(zmq::sockopt::maxmsgsize, kMaxSchedMessage);
       socket_.set(zmq::sockopt::linger, 1000);
       socket_.set(zmq::sockopt::router_mandatory, true);
-      socket_.bind(zmqAddress(bind));
     } catch (const zmq::error_t &e) {
-      return makeError("scheduler {0}: cannot bind {1}: {2}", opts_.endpoint, bind, e.what());
+      return makeError("scheduler {0}: {1}", opts_.endpoint, e.what());
     }
-    // Nodes of this host connect over IPC (localIpcAddress), as to a pserver: without keys the
-    // kernel names a local peer's user, so only ours may register (no TCP peer: any user of the
-    // host could be one).
-    if (std::optional<std::string> ipc = localIpcAddress(opts_.endpoint)) {
-      ownUserOnly_ = !opts_.curve.enabled();
-      try {
-        socket_.bind(*ipc);
-      } catch (const zmq::error_t &e) {
-        return makeError("scheduler {0}: cannot bind {1}: {2}; another process holds the name",
-                         opts_.endpoint, *ipc, e.what());
-      }
-    }
-    if (!ownUserOnly_ && !opts_.curve.enabled() && isLoopbackEndpoint(bind))
-      log("warning: taking registrations on " + bind +
-          " over TCP without CURVE keys: a process of any user on this host can register as a "
-          "node (unset OAR_LOCAL_TCP to take only this user's processes, or give keys)");
+    ServerSocketSpec spec;
+    spec.endpoint = opts_.endpoint, spec.bind = opts_.bind, spec.curve = opts_.curve;
+    spec.allowed = opts_.curve.allowed;
+    if (opts_.curve.enabled()) // the pservers register with its own pair
+      spec.allowed.insert(opts_.curve.own->publicKey);
+    spec.risk = "join the job as a node", spec.serving = "taking registrations on";
+    spec.held = opts_.heldPort;
+    spec.log = [this](const std::string &line) { log(line); };
+    auto serving = serveOn(context_, socket_, std::move(spec));
+    if (!serving)
+      return makeError("scheduler {0}: {1}", opts_.endpoint, llvm::toString(serving.takeError()));
+    if (opts_.curve.enabled())
+      log(llvm::formatv("CURVE: accepting the pservers' key and {0} trainer key(s)",
+                        opts_.curve.allowed.size())
+              .str());
+    zap_ = std::move(serving->zap);
+    ownUserOnly_ = serving->ownUserOnly;
     log(llvm::formatv("waiting for {0} pserver(s) and {1} trainer(s) to register (up to {2} s)",
                       opts_.pservers, opts_.trainers, opts_.registerTimeout.count() / 1000.0)
             .str());

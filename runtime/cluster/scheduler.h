@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "runtime/cluster/scheduler_timeouts.h"
 #include "runtime/security/curve.h"
+#include "runtime/transport/held_port.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {
@@ -15,6 +17,8 @@ namespace oar::runtime {
 struct SchedulerOptions {
   std::string endpoint; ///< host:port the nodes were told; served on `bind` when that is set
   std::string bind;
+  /// The endpoint's port, held since the launcher picked it: taken over, not bound again.
+  std::shared_ptr<HeldPort> heldPort;
   int64_t pservers = 0, trainers = 0;
   /// Every node must give this launch id (OAR_JOB_ID); empty: the first node's, which the rest
   /// must then match.

@@ -3,15 +3,10 @@
 
 #include <mutex>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include "executor/threads.h"
 #include "runtime/cluster/cluster.h"
-#include "runtime/cluster/launcher.h"
 #include "runtime/cluster/scheduler.pb.h"
+#include "runtime/transport/held_port.h"
 #include "runtime/wire/protocol.h"
 #include "support/endpoint.h"
 #include "support/error.h"
@@ -20,30 +15,6 @@
 
 namespace oar::runtime {
 
-namespace {
-/// A TCP port free on every address of this host (so on `host` too).
-llvm::Expected<int> freePortOnHost(const std::string &host) {
-  if (isLoopbackEndpoint(host + ":0")) {
-    auto ports = freePorts(1);
-    if (!ports)
-      return ports.takeError();
-    return ports->front();
-  }
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof(addr);
-  bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
-            getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0;
-  int err = errno;
-  if (fd >= 0)
-    close(fd);
-  if (!ok)
-    return makeError("cannot find a free port to serve at {0}: {1}", host, strerror(err));
-  return static_cast<int>(ntohs(addr.sin_port));
-}
-} // namespace
 
 struct SchedulerLink::Impl {
   std::string scheduler;
@@ -231,7 +202,7 @@ void SchedulerLink::leave(const std::string &error) {
 llvm::Expected<std::unique_ptr<SchedulerLink>>
 joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::milliseconds timeout,
                      std::function<void(const std::string &)> log,
-                     std::function<bool()> shouldStop) {
+                     std::function<bool()> shouldStop, std::shared_ptr<HeldPort> &ownPort) {
   SchedulerRequest request;
   request.scheduler = spec.scheduler;
   request.role = spec.role;
@@ -245,10 +216,20 @@ joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::m
   if (spec.role == "pserver") {
     if (spec.currentEndpoint.empty()) {
       std::string host = spec.nodeHost.empty() ? "127.0.0.1" : spec.nodeHost;
-      auto port = freePortOnHost(host);
-      if (!port)
-        return port.takeError();
-      spec.currentEndpoint = host + ":" + std::to_string(*port);
+      // On loopback the pserver binds exactly the held socket and takes it over; elsewhere it is
+      // free on every address, and let go just before the pserver binds its own address.
+      if (isLoopbackEndpoint(host + ":0")) {
+        auto ports = HeldPort::onLoopback(1);
+        if (!ports)
+          return ports.takeError();
+        ownPort = std::make_shared<HeldPort>(std::move(ports->front()));
+      } else {
+        auto port = HeldPort::onAllAddresses();
+        if (!port)
+          return port.takeError();
+        ownPort = std::make_shared<HeldPort>(std::move(*port));
+      }
+      spec.currentEndpoint = host + ":" + std::to_string(ownPort->port());
     }
     request.endpoint = spec.currentEndpoint;
   }

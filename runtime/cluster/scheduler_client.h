@@ -70,13 +70,15 @@ private:
 };
 
 struct ClusterSpec;
+class HeldPort;
 
 /// Joins the job through spec.scheduler: a pserver serves spec.currentEndpoint if set, else a
-/// free port on spec.nodeHost; on return the spec holds this node's id, the trainer count and
-/// every pserver's endpoint, as if they had been given. Keep the link for the node's life.
+/// free port on spec.nodeHost, held in `ownPort` until the pserver takes it over (NodeOptions::
+/// heldPort); on return the spec holds this node's id, the trainer count and every pserver's
+/// endpoint, as if they had been given. Keep the link for the node's life.
 llvm::Expected<std::unique_ptr<SchedulerLink>>
 joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::milliseconds timeout,
                      std::function<void(const std::string &)> log,
-                     std::function<bool()> shouldStop);
+                     std::function<bool()> shouldStop, std::shared_ptr<HeldPort> &ownPort);
 
 } // namespace oar::runtime

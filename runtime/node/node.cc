@@ -304,6 +304,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.program = &progs.main;
   env.pserver.timeouts = opts.timeouts;
   env.pserver.bind = opts.bind;
+  env.pserver.heldPort = opts.heldPort;
   env.pserver.log = opts.log;
   env.pserver.jobId = opts.cluster.jobId;
   if (opts.curve.enabled() && opts.curve.allowed.empty())

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "runtime/cluster/cluster.h"
 #include "runtime/security/curve.h"
@@ -13,11 +14,16 @@
 
 namespace oar::runtime {
 
+class HeldPort; // runtime/transport/held_port.h
+
 struct NodeOptions {
   ClusterSpec cluster;
   DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;
   std::string bind; ///< pserver bind address (host:port), if not its endpoint
+  /// A pserver's port, held since it was picked (by oar-launch, or joining a scheduler): taken
+  /// over instead of bound again, so no other process can take it meanwhile. Null: bound.
+  std::shared_ptr<HeldPort> heldPort;
   /// CURVE keys (runtime/security/curve.h): a pserver then accepts only the listed trainer keys, a
   /// trainer authenticates with its own and checks the pservers' key. Empty: plain TCP.
   CurveConfig curve;

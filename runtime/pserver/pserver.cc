@@ -21,11 +21,10 @@
 #include "runtime/pserver/pserver_peer_memory.h"
 #include "runtime/pserver/pserver_tables.h"
 #include "runtime/pserver/service_threads.h"
-#include "runtime/security/bind_policy.h"
 #include "runtime/security/peer_identity.h"
 #include "runtime/security/zap_handler.h"
+#include "runtime/transport/server_socket.h"
 #include "runtime/wire/peer_memory.h"
-#include "support/endpoint.h"
 #include "support/error.h"
 #include "support/log_limiter.h"
 #include "support/memory_policy.h"
@@ -245,60 +244,33 @@ struct PserverLoop::Impl {
     }
     if (checkpoints && mode == Mode::Sync) // it starts where the trainers' rollback requests point
       rolledBackTo = optimizedRounds;
-    std::string bind =
-        chooseBindAddress(endpoint, opts.bind, opts.curve.enabled(), "read and change the model",
-                          [this](const std::string &line) { log(line); });
-    if (llvm::Error err = startCurve())
-      return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     try {
       // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
       socket.set(zmq::sockopt::linger, 2000);
       // A peer announcing a frame larger than any message of this plan is cut off before
       // ZeroMQ allocates it: junk cannot hold the pserver's memory.
       socket.set(zmq::sockopt::maxmsgsize, largestLegalMessage());
-      socket.bind(zmqAddress(bind));
     } catch (const zmq::error_t &e) {
-      return makeError("pserver {0}: cannot bind {1}: {2}", endpoint, bind, e.what());
+      return makeError("pserver {0}: {1}", endpoint, e.what());
     }
-    std::string boundTcp = socket.get(zmq::sockopt::last_endpoint);
-    // Trainers on this host connect over IPC (see localIpcAddress). Holding the TCP port makes
-    // the name ours; if something else holds it anyway, refuse rather than let trainers reach it.
-    if (std::optional<std::string> ipc = localIpcAddress(endpoint)) {
-      // Without keys nothing proves who a peer is, but the kernel names a local socket's user:
-      // take only ours, and no TCP peer (any user of the host could be one).
-      ownUserOnly = !opts.curve.enabled();
-      try {
-        socket.bind(*ipc);
-      } catch (const zmq::error_t &e) {
-        return makeError("pserver {0}: cannot bind {1}: {2}; another process holds the name",
-                         endpoint, *ipc, e.what());
-      }
-    }
-    if (!ownUserOnly && !opts.curve.enabled() && isLoopbackEndpoint(bind))
-      log("warning: serving " + bind +
-          " over TCP without CURVE keys: a process of any user on "
-          "this host can join the job, read and change the model (unset OAR_LOCAL_TCP to serve "
-          "only this user's processes, or give keys)");
+    ServerSocketSpec spec;
+    spec.endpoint = endpoint, spec.bind = opts.bind, spec.curve = opts.curve;
+    spec.allowed = opts.curve.allowed;
+    spec.risk = "join the job, read and change the model", spec.serving = "serving";
+    spec.held = opts.heldPort;
+    spec.log = [this](const std::string &line) { log(line); };
+    auto serving = serveOn(context, socket, std::move(spec));
+    if (!serving)
+      return makeError("pserver {0}: {1}", endpoint, llvm::toString(serving.takeError()));
+    if (opts.curve.enabled())
+      log(llvm::formatv("CURVE: accepting {0} trainer key(s), traffic encrypted",
+                        opts.curve.allowed.size())
+              .str());
+    zap = std::move(serving->zap);
+    ownUserOnly = serving->ownUserOnly;
+    std::string boundTcp = serving->boundTcp;
     if (onBound)
       onBound(boundTcp);
-    return llvm::Error::success();
-  }
-
-  /// CURVE on every endpoint the socket binds, the handler first.
-  llvm::Error startCurve() {
-    if (!opts.curve.enabled())
-      return llvm::Error::success();
-    auto handler = ZapHandler::start(context, opts.curve.allowed,
-                                     [this](const std::string &line) { log(line); });
-    if (!handler)
-      return handler.takeError();
-    zap = std::move(*handler);
-    socket.set(zmq::sockopt::curve_server, true);
-    socket.set(zmq::sockopt::curve_secretkey, opts.curve.own->secretKey);
-    socket.set(zmq::sockopt::zap_domain, "oar");
-    log(llvm::formatv("CURVE: accepting {0} trainer key(s), traffic encrypted",
-                      opts.curve.allowed.size())
-            .str());
     return llvm::Error::success();
   }
 

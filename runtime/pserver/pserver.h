@@ -3,11 +3,13 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "checkpoint/load_model.h"
 #include "executor/executor.h"
 #include "runtime/security/curve.h"
 #include "runtime/tables/table_budget.h"
+#include "runtime/transport/held_port.h"
 #include "runtime/wire/protocol.h"
 #include "support/error.h"
 
@@ -16,6 +18,9 @@ namespace oar::runtime {
 struct PserverOptions {
   Timeouts timeouts;
   std::string bind;                             ///< host:port to bind; empty: the endpoint
+  /// The endpoint's port, held since it was picked (by a launcher or the scheduler client):
+  /// taken over instead of bound again. Null: bound.
+  std::shared_ptr<HeldPort> heldPort;
   std::function<void(const std::string &)> log; ///< one line per call (no newline)
   /// Threads that run the optimize blocks (each block always on the same one); 0 runs them on
   /// the loop's own thread.

@@ -9,6 +9,7 @@
 #include "test/helpers/expect.h"
 #include "test/helpers/fixture.h"
 #include "test/helpers/job.h"
+#include "test/helpers/ports.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -143,7 +144,7 @@ TEST_CASE("the nodes the Kubernetes manifests describe, run as local processes, 
   // that share this host get ports of their own instead of the manifests' fixed ones.
   int pserverCount = std::stoi(docs["StatefulSet/oar-pserver"].str("spec.replicas"));
   int trainerCount = std::stoi(docs["Job/oar-trainer"].str("spec.completions"));
-  auto ports = requireValue(runtime::freePorts(1 + pserverCount));
+  auto ports = pickFreePorts(1 + pserverCount);
   std::string script = "cd " + dir + "\n";
   std::vector<std::string> nodes;
   auto addPod = [&](const Yaml &workload, const std::string &node, int index) {

@@ -5,6 +5,7 @@
 
 #include "runtime/cluster/launcher.h"
 #include "test/helpers/expect.h"
+#include "test/helpers/ports.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace oar {
@@ -52,7 +53,7 @@ void makeFitALine(const std::string &dir, const std::string &args) {
 std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
                    const std::string &after, const std::string &flags, std::vector<int> *portsOut,
                    const std::string &convention, const std::string &env) {
-  auto ports = requireValue(runtime::freePorts(2));
+  auto ports = pickFreePorts(2);
   if (portsOut)
     *portsOut = ports;
   return run(env + " CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +

@@ -13,6 +13,7 @@
 #include "test/helpers/expect.h"
 #include "test/helpers/fixture.h"
 #include "test/helpers/job.h"
+#include "test/helpers/ports.h"
 #include "test/helpers/ptrace_rules.h"
 #include "test/helpers/skip.h"
 #include "llvm/ADT/StringExtras.h"
@@ -502,7 +503,7 @@ TEST_CASE("trainers that cannot reach one pserver tell the others, which end at 
   // that had already given up.
   std::string dir = scratchDir("e2e_unreachable_pserver");
   makeFitALine(dir + "/model", "--batch-size=10 --epochs=2");
-  auto ports = requireValue(runtime::freePorts(2));
+  auto ports = pickFreePorts(2);
   std::string list =
       "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
   std::string node = "PADDLE_PSERVERS_IP_PORT_LIST=" + list + " PADDLE_TRAINERS=2 timeout 60 " +
@@ -563,7 +564,7 @@ TEST_CASE("oar-launch stops every node when one fails and shows its last lines",
 TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_sigterm");
   makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2");
-  auto port = requireValue(runtime::freePorts(1))[0];
+  auto port = pickFreePorts(1)[0];
   std::string out =
       run("cd " + dir + " && (" + binDir() +
           "/oar-executor --role pserver --trainers 1 --pservers 127.0.0.1:" + std::to_string(port) +
@@ -582,7 +583,7 @@ TEST_CASE("a checkpoint directory in use by one job's pserver is refused to anot
   // --checkpoint-dir: the second must refuse at once instead of deleting the first's files.
   std::string dir = scratchDir("e2e_checkpoint_lock");
   makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2");
-  auto ports = requireValue(runtime::freePorts(2));
+  auto ports = pickFreePorts(2);
   auto pserver = [&](uint16_t port) {
     std::string ep = "127.0.0.1:" + std::to_string(port);
     return binDir() + "/oar-executor --role pserver --trainers 1 --pservers " + ep +
@@ -616,7 +617,7 @@ TEST_CASE("a checkpoint directory in use by one job's pserver is refused to anot
 TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_dir");
   makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
-  auto port = std::to_string(requireValue(runtime::freePorts(1))[0]);
+  auto port = std::to_string(pickFreePorts(1)[0]);
   run(binDir() + "/oar-transpile --quiet --main " + dir + "/model/main.pb --startup " + dir +
       "/model/startup.pb --trainers 1 --pservers 127.0.0.1:" + port + " -o " + dir + "/dist");
   std::string out = run(

@@ -10,6 +10,7 @@
 #include "runtime/node/node.h"
 #include "runtime/trainer/communicator.h"
 #include "test/helpers/expect.h"
+#include "test/helpers/ports.h"
 #include "transpiler/transpiler.h"
 
 namespace oar::test {
@@ -48,21 +49,29 @@ struct LogLines {
 struct OnePserverJob {
   TranspileResult r;
   std::string endpoint, mode;
+  /// The endpoint's port, held until the first serve() takes it over (a restart binds it).
+  std::shared_ptr<HeldPort> port = holdPort();
   Timeouts timeouts = shortTimeouts();
   explicit OnePserverJob(std::string jobMode = "sync") : mode(std::move(jobMode)) {
     ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
     DistributeConfig c;
     c.mode = llvm::cantFail(parseMode(mode));
     c.trainers = 2;
-    endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+    endpoint = endpointOf(*port);
     c.pservers = {endpoint};
     r = requireValue(transpile(m.main(), m.startup(), c));
+  }
+  /// The pserver's options: its held port and the job's short timeouts.
+  NodeOptions options() const {
+    NodeOptions opts;
+    opts.heldPort = port;
+    opts.timeouts = timeouts;
+    return opts;
   }
   /// Serves in a thread; the future holds the pserver's result text ("" for success).
   std::future<std::string> serve(std::string jobId = "", LogLines *log = nullptr,
                                  CurveConfig curve = {}) {
-    NodeOptions opts;
-    opts.timeouts = timeouts;
+    NodeOptions opts = options();
     opts.cluster.jobId = std::move(jobId);
     opts.curve = std::move(curve);
     if (log)

@@ -13,6 +13,7 @@
 #include "test/helpers/expect.h"
 #include "test/helpers/fixture.h"
 #include "test/helpers/job.h"
+#include "test/helpers/ports.h"
 #include "test/helpers/skip.h"
 
 using namespace oar;
@@ -29,7 +30,8 @@ struct SchedulerInThread {
   std::mutex linesMutex;
 
   SchedulerInThread(int64_t pservers, int64_t trainers, std::chrono::milliseconds timeout) {
-    opts.endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+    opts.heldPort = holdPort();
+    opts.endpoint = endpointOf(*opts.heldPort);
     opts.pservers = pservers, opts.trainers = trainers;
     opts.registerTimeout = timeout;
     opts.log = [this](const std::string &line) {
@@ -139,7 +141,8 @@ TEST_CASE("with CURVE keys the scheduler takes only the pservers' key and listed
   CurveKeyPair server = requireValue(newCurveKeyPair()), trainer = requireValue(newCurveKeyPair()),
                stranger = requireValue(newCurveKeyPair());
   SchedulerOptions opts;
-  opts.endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  opts.heldPort = holdPort();
+  opts.endpoint = endpointOf(*opts.heldPort);
   opts.pservers = opts.trainers = 1;
   opts.registerTimeout = std::chrono::milliseconds(10000);
   opts.curve.own = server;
@@ -237,7 +240,8 @@ TEST_CASE("a node notices a scheduler that stops answering, runs on, and rejoins
           "[runtime][cluster][scheduler][fault]") {
   std::atomic<bool> killed{false};
   SchedulerOptions opts;
-  opts.endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  opts.heldPort = holdPort();
+  opts.endpoint = endpointOf(*opts.heldPort);
   opts.pservers = opts.trainers = 1;
   opts.heartbeatTimeout = std::chrono::milliseconds(2000);
   opts.shouldStop = [&] { return killed.load(); };
@@ -300,7 +304,7 @@ TEST_CASE("a node notices a scheduler that stops answering, runs on, and rejoins
 TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
           "[runtime][cluster][scheduler]") {
   SchedulerRequest r;
-  r.scheduler = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  r.scheduler = "127.0.0.1:" + std::to_string(pickFreePorts(1).front());
   r.role = "trainer";
   r.pservers = r.trainers = 1;
   r.timeout = std::chrono::milliseconds(500);
@@ -376,7 +380,7 @@ TEST_CASE("elastic async: a third trainer joins the running job through the sche
           "[e2e][runtime][cluster][scheduler][elastic]") {
   std::string dir = scratchDir("e2e_elastic");
   makeFitALine(dir + "/model", "--lr=0.01 --batch-size=10 --epochs=30");
-  int port = requireValue(freePorts(1)).front();
+  int port = pickFreePorts(1).front();
   std::string env = "DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=" + std::to_string(port) +
                     " DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2";
   std::string node = "timeout 120 " + binDir() + "/oar-executor --elastic";
@@ -426,7 +430,7 @@ TEST_CASE("a 2x2 job under mpirun trains as the same job under oar-launch",
   run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=sync --save " + dir +
       "/launch " + dir + "/model > " + dir + "/launch.log 2>&1");
   // Ranks 0-1 serve (rank 0 also runs the scheduler), ranks 2-3 train.
-  std::string scheduler = "127.0.0.1:" + std::to_string(requireValue(freePorts(1)).front());
+  std::string scheduler = "127.0.0.1:" + std::to_string(pickFreePorts(1).front());
   std::string log = run("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 4 " + binDir() +
                         "/oar-executor --main " + dir + "/model/main.pb --startup " + dir +
                         "/model/startup.pb --mode sync --scheduler " + scheduler +

@@ -43,8 +43,7 @@ TEST_CASE("the nodes of a job started after a killed one all take its directory 
     REQUIRE(llvm::sys::fs::exists(model + "/.oar-save.killed.lock"));
     std::vector<std::future<llvm::Expected<SaveLock>>> nodes; // each holds on while others check
     for (int n = 0; n < 6; ++n)
-      nodes.push_back(
-          std::async(std::launch::async, [&] { return lockSaveDir(model, "next"); }));
+      nodes.push_back(std::async(std::launch::async, [&] { return lockSaveDir(model, "next"); }));
     std::vector<llvm::Expected<SaveLock>> locks;
     for (auto &n : nodes)
       locks.push_back(n.get());

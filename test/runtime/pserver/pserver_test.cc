@@ -13,8 +13,9 @@
 #include "runtime/trainer/communicator.h"
 #include "runtime/wire/peer_memory.h"
 #include "support/log_limiter.h"
-#include "test/runtime/pserver_job.h"
 #include "test/helpers/expect.h"
+#include "test/helpers/ports.h"
+#include "test/runtime/pserver_job.h"
 #include "transpiler/transpiler.h"
 
 using namespace oar;
@@ -184,7 +185,8 @@ TEST_CASE("geo_sync refuses block rows that do not cut its param, naming the par
   ModelBuilder m = requireValue(buildRecipe(spec));
   DistributeConfig c;
   c.mode = Mode::Geo, c.trainers = 1;
-  c.pservers = {"127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0])};
+  std::shared_ptr<HeldPort> port = holdPort();
+  c.pservers = {endpointOf(*port)};
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
   proto::Program trainer = r.trainer(); // fc_0.b_0 (params sort by name) gets 12 rows of 1
   for (proto::Op &op : *trainer.mutable_blocks(0)->mutable_ops())
@@ -193,6 +195,7 @@ TEST_CASE("geo_sync refuses block rows that do not cut its param, naming the par
         if (a.name() == "block_rows")
           a.mutable_ints()->set_v(0, 12);
   NodeOptions opts;
+  opts.heldPort = port;
   opts.timeouts = shortTimeouts();
   opts.timeouts.idle = std::chrono::milliseconds(3000);
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, opts);
@@ -223,7 +226,7 @@ TEST_CASE("a trainer of another job is refused, and the refusal names nothing of
 }
 
 TEST_CASE("a trainer that cannot reach its pserver gives up naming the endpoint", "[runtime]") {
-  std::string ep = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+  std::string ep = "127.0.0.1:" + std::to_string(pickFreePorts(1)[0]);
   Timeouts t = shortTimeouts();
   t.connect = std::chrono::milliseconds(800);
   Communicator c(0, {ep}, t);
@@ -339,8 +342,7 @@ TEST_CASE("a trainer that gives up after another one took a checkpointing pserve
   // forget trainer 1's HELLO. Trainer 1 then gives up: its COMPLETE on the old connection is
   // refused, and unless it says HELLO again the pserver waits on it until its idle timeout.
   OnePserverJob job;
-  NodeOptions opts;
-  opts.timeouts = shortTimeouts();
+  NodeOptions opts = job.options();
   opts.checkpointDir = scratchDir("pserver_rollback_complete");
   opts.checkpointEvery = 1;
   auto server = servePserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts);
@@ -368,8 +370,7 @@ TEST_CASE("with --nonfinite-grads=skip a sync step leaves out the update of a pa
           "[runtime][errors]") {
   OnePserverJob job;
   LogLines log;
-  NodeOptions opts;
-  opts.timeouts = shortTimeouts();
+  NodeOptions opts = job.options();
   opts.skipNonFinite = true;
   opts.log = log.sink();
   auto server = servePserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts);
@@ -540,10 +541,12 @@ TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and appl
   DistributeConfig c;
   c.mode = Mode::Async;
   c.trainers = 8;
-  std::string endpoint = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string endpoint = endpointOf(*port);
   c.pservers = {endpoint};
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
   NodeOptions opts;
+  opts.heldPort = port;
   opts.timeouts = shortTimeouts();
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   JobIdentity job{Mode::Async, 8, r.trainer().dist().plan_digest()};
@@ -598,8 +601,7 @@ TEST_CASE("unauthenticated, a pserver serves its own host unless --bind says oth
   ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
   LogLines log;
-  NodeOptions opts;
-  opts.timeouts = shortTimeouts();
+  NodeOptions opts = job.options(); // the port it binds at 127.0.0.1 is the job's
   opts.timeouts.idle = std::chrono::milliseconds(1500); // ends by itself
   opts.log = log.sink();
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));

@@ -6,6 +6,7 @@
 #include "runtime/cluster/launcher.h"
 #include "test/helpers/expect.h"
 #include "test/helpers/job.h"
+#include "test/helpers/ports.h"
 #include "test/helpers/skip.h"
 
 using namespace oar;
@@ -24,7 +25,7 @@ TEST_CASE("without CURVE keys a pserver on loopback refuses every process of ano
   std::string dir = tmpl;
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=2");
   REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
-  std::string ep = "127.0.0.1:" + std::to_string(requireValue(runtime::freePorts(1))[0]);
+  std::string ep = "127.0.0.1:" + std::to_string(pickFreePorts(1)[0]);
   std::string node = binDir() + "/oar-executor --pservers " + ep +
                      " --trainers 1 --main model/main.pb --startup model/startup.pb "
                      "--connect-timeout-ms 3000 --reply-timeout-ms 3000 ";
@@ -63,7 +64,7 @@ TEST_CASE("without CURVE keys a scheduler on loopback takes no registration from
   std::string dir = tmpl;
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=2");
   REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
-  auto ports = requireValue(runtime::freePorts(2));
+  auto ports = pickFreePorts(2);
   std::string sched = "127.0.0.1:" + std::to_string(ports[0]);
   std::string ps = "127.0.0.1:" + std::to_string(ports[1]);
   std::string node = binDir() + "/oar-executor --scheduler " + sched +

@@ -15,6 +15,7 @@
 #include "runtime/tables/sparse_table.h"
 #include "test/helpers/expect.h"
 #include "test/helpers/fixture.h"
+#include "test/helpers/ports.h"
 #include "transpiler/transpiler.h"
 
 using namespace oar;
@@ -75,13 +76,17 @@ JobResult runJob(ModelBuilder &m, int pservers, const std::string &mode) {
   DistributeConfig c;
   c.trainers = 2;
   c.mode = llvm::cantFail(parseMode(mode));
-  for (int p : requireValue(freePorts(pservers)))
-    c.pservers.push_back("127.0.0.1:" + std::to_string(p));
+  std::vector<std::shared_ptr<HeldPort>> ports;
+  for (int i = 0; i < pservers; ++i) {
+    ports.push_back(holdPort());
+    c.pservers.push_back(endpointOf(*ports.back()));
+  }
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
   std::vector<std::future<llvm::Error>> nodes;
   for (int i = 0; i < pservers; ++i)
     nodes.push_back(std::async(std::launch::async, [&, i] {
       NodeOptions opts;
+      opts.heldPort = ports[i];
       opts.cluster.role = "pserver";
       return runPserver({r.pserver(i), r.pserverStartup(i)}, opts);
     }));

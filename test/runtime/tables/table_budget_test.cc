@@ -12,6 +12,7 @@
 #include "runtime/tables/table_budget.h"
 #include "test/helpers/expect.h"
 #include "test/helpers/job.h"
+#include "test/helpers/ports.h"
 
 using namespace oar;
 using namespace oar::runtime;
@@ -161,7 +162,7 @@ TEST_CASE("a pserver with a 200 MB table budget takes 10 M distinct keys in its 
   REQUIRE_OK(saveProgram(m.main(), dir + "/main.pb", "table_budget_test"));
   REQUIRE_OK(saveProgram(m.startup(), dir + "/startup.pb", "table_budget_test"));
 
-  std::string ep = "127.0.0.1:" + std::to_string(requireValue(freePorts(1))[0]);
+  std::string ep = "127.0.0.1:" + std::to_string(pickFreePorts(1)[0]);
   std::string node = binDir() + "/oar-executor --mode async --pservers " + ep +
                      " --trainers 1 --main main.pb --startup startup.pb --num-threads 1 ";
   // VmHWM is the pserver's peak resident memory; sampled until it exits.

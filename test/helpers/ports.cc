@@ -1,0 +1,32 @@
+// Ports for the servers a test starts.
+#include "test/helpers/ports.h"
+
+#include <fcntl.h>
+
+#include "support/env_names.h"
+#include "test/helpers/expect.h"
+
+namespace oar {
+
+std::shared_ptr<runtime::HeldPort> holdPort() {
+  auto ports = requireValue(runtime::HeldPort::onLoopback(1));
+  return std::make_shared<runtime::HeldPort>(std::move(ports.front()));
+}
+
+std::string endpointOf(const runtime::HeldPort &port) {
+  return "127.0.0.1:" + std::to_string(port.port());
+}
+
+std::string handOver(runtime::HeldPort &port) {
+  fcntl(port.fd(), F_SETFD, 0);
+  return std::string(env::kOarListenFd) + "=" + std::to_string(port.fd());
+}
+
+std::vector<int> pickFreePorts(int n) {
+  std::vector<int> numbers;
+  for (const runtime::HeldPort &p : requireValue(runtime::HeldPort::onLoopback(n)))
+    numbers.push_back(p.port());
+  return numbers; // the sockets close here
+}
+
+} // namespace oar
