@@ -39,6 +39,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+using oar::Role;
 
 static cl::OptionCategory category("oar-executor options");
 static cl::opt<std::string> mainPath("main", cl::desc("main program (.pb or .pbtxt)"),
@@ -494,7 +495,8 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   if (dir.empty() && (mainPath.empty() || startupPath.empty()))
     exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
 
-  opts.config.mode = exitOnErr(oar::parseMode(mode)), opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
+  opts.config.mode = exitOnErr(oar::parseMode(mode));
+  opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
   opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
   opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
   opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);
@@ -525,10 +527,10 @@ static int runNode(oar::runtime::NodeOptions &opts) {
       tableFull == "evict" ? oar::runtime::TableFull::Evict : oar::runtime::TableFull::Refuse;
   opts.log = logLine;
   opts.elastic = elastic;
-  if (elastic && mode != "async")
+  if (elastic && opts.config.mode != oar::Mode::Async)
     exitOnErr(oar::makeError("--elastic is for async jobs (trainers join and leave while the "
                              "others train); this one runs {0}",
-                             mode));
+                             oar::modeName(opts.config.mode)));
   if (schedulerLink)
     opts.goneTrainers = [] { return schedulerLink->goneTrainers(); };
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
@@ -541,7 +543,7 @@ static int runNode(oar::runtime::NodeOptions &opts) {
       schedulerLink->leave(why);
     return status;
   };
-  if (c.role == "pserver") {
+  if (c.role == Role::Pserver) {
     if (Error err = oar::runtime::runPserver(progs, opts)) {
       // Failing because a trainer failed gets its own status, so a launcher names the trainer.
       bool consequence = err.isA<oar::runtime::TrainersFailedError>();
@@ -581,8 +583,14 @@ int main(int argc, char **argv) {
   oar::runtime::NodeOptions opts;
   opts.cluster = exitOnErr(oar::runtime::clusterFromEnv([](const char *n) { return getenv(n); }));
   oar::runtime::ClusterSpec &c = opts.cluster;
-  if (role.getNumOccurrences())
-    c.role = role;
+  if (role.getNumOccurrences()) {
+    auto parsed = oar::parseRole(role);
+    if (!parsed || *parsed == Role::None) {
+      llvm::consumeError(parsed.takeError());
+      exitOnErr(oar::makeError("--role \"{0}\" must be trainer, pserver or scheduler", role));
+    }
+    c.role = *parsed;
+  }
   if (trainerId.getNumOccurrences())
     c.trainerId = trainerId;
   if (trainers.getNumOccurrences() || c.trainers == 0)
@@ -595,9 +603,9 @@ int main(int argc, char **argv) {
     c.scheduler = scheduler;
   if (pserverCount.getNumOccurrences())
     c.pserverCount = pserverCount;
-  if (!c.scheduler.empty() && c.role == "trainer" && trainerId.getNumOccurrences())
+  if (!c.scheduler.empty() && c.role == Role::Trainer && trainerId.getNumOccurrences())
     c.askedId = trainerId;
-  if (!c.scheduler.empty() && c.role == "pserver" && pserverId.getNumOccurrences())
+  if (!c.scheduler.empty() && c.role == Role::Pserver && pserverId.getNumOccurrences())
     c.askedId = pserverId;
   if (c.mpiRank >= 0 || oar::runtime::useSlurmRank(c))
     exitOnErr(oar::runtime::placeMpiRank(c));
@@ -608,28 +616,27 @@ int main(int argc, char **argv) {
   std::optional<int> handThreads;
   if (numThreads.getNumOccurrences())
     handThreads = numThreads;
-  else if (c.role != "scheduler") // the scheduler computes nothing
+  else if (c.role != Role::Scheduler) // the scheduler computes nothing
     handThreads = exitOnErr(oar::ompNumThreads(std::getenv(oar::env::kOmpNumThreads)));
-  if (c.role == "scheduler")
+  if (c.role == Role::Scheduler)
     return runSchedulerRole(c);
   std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role
   if (c.runsScheduler)
     schedulerThread = startSchedulerThread(c);
-  if (!c.scheduler.empty() && !c.role.empty())
+  if (!c.scheduler.empty() && c.role != Role::None)
     schedulerLink = exitOnErr(oar::runtime::joinThroughScheduler(
         c, curveFromFlags(), std::chrono::milliseconds(registerTimeoutMs), logLine,
         oar::runtime::stopRequested, heldPort));
   oar::setComputeThreads(
       handThreads.value_or(oar::defaultNodeThreads(c.role, c.trainers, c.pservers)));
-  if (c.role.empty())
+  if (c.role == Role::None)
     return runSingle();
   // Which budget the node got, and from where, for its first lines: a launch's default and a
   // hand setting that lead to the same budget then read alike (bench/dist_mlp.sh compares so).
+  std::string defaultFor = "the default for a " + oar::roleName(c.role).str();
   opts.computeThreads = oar::describeComputeThreads(numThreads.getNumOccurrences() ? "--num-threads"
                                                     : handThreads ? oar::env::kOmpNumThreads
-                                                                  : "the default for a " + c.role);
-  if (c.role != "trainer" && c.role != "pserver")
-    exitOnErr(oar::makeError("--role \"{0}\" must be trainer, pserver or scheduler", c.role));
+                                                                  : defaultFor);
   int status = runNode(opts);
   if (schedulerLink)
     schedulerLink->leave(status == 0 ? "" : "it failed (see its log)"); // no-op after fail()

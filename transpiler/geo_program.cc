@@ -32,7 +32,7 @@ void buildGeoTrainerProgram(const TranspileInputs &in, proto::Program &out) {
                              {"block_names", names},
                              {"epmap", eps}},
                             proto::DIST);
-  setDistInfo(out, in, "trainer", -1);
+  setDistInfo(out, in, Role::Trainer, -1);
 }
 
 void appendGeoSyncedCopy(proto::Block &block, VarTable &vars, const ParamPlan &p) {

@@ -243,7 +243,7 @@ void buildPserverProgram(const TranspileInputs &in, size_t index, proto::Program
   serve.attr("mode", modeName(mode)).attr("optimize_blocks", optimizeBlocks);
   moveInto(serve.strings("param_blocks"), paramBlocks);
   serve.attr("plan_digest", llvm::StringRef(in.digests().plan));
-  setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
+  setDistInfo(out, in, Role::Pserver, static_cast<int64_t>(index));
 }
 
 llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::Program &out) {
@@ -339,7 +339,7 @@ llvm::Error buildPserverStartup(const TranspileInputs &in, size_t index, proto::
       vars.declare(t.learningRate, proto::F32, srcDims(in, t.learningRate)).set_persistable(true);
       *block.add_ops() = **init;
     }
-  setDistInfo(out, in, "pserver", static_cast<int64_t>(index));
+  setDistInfo(out, in, Role::Pserver, static_cast<int64_t>(index));
   return llvm::Error::success();
 }
 

@@ -162,7 +162,7 @@ void copyWithoutOps(const proto::Program &prog, proto::Program &out) {
 
 } // namespace
 
-void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRef role,
+void setDistInfo(proto::Program &prog, const TranspileInputs &in, Role role,
                  int64_t pserverIndex) {
   const DistributePlan &plan = in.plan;
   proto::DistributeInfo &d = *prog.mutable_dist();
@@ -171,7 +171,7 @@ void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRe
   d.clear_pservers();
   for (const auto &ep : plan.config.pservers)
     d.add_pservers(ep);
-  d.set_role(role.str());
+  d.set_role(roleName(role).str());
   d.set_pserver_index(pserverIndex);
   d.set_geo_k_steps(plan.config.mode == Mode::Geo ? plan.config.geoKSteps : 0);
   d.set_plan_digest(in.digests().plan);
@@ -224,7 +224,7 @@ llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) 
   for (const ParamPlan &p : plan.params)
     appendConcat(block, p);
   pruneVars(out);
-  setDistInfo(out, in, "trainer", -1);
+  setDistInfo(out, in, Role::Trainer, -1);
   return llvm::Error::success();
 }
 
@@ -261,7 +261,7 @@ void buildTrainerStartup(const TranspileInputs &in, const proto::Program &traine
   for (const proto::Op &op : block.ops())
     insertOutputNames(op, written);
   keepOnlyVars(block, written);
-  setDistInfo(out, in, "trainer", -1);
+  setDistInfo(out, in, Role::Trainer, -1);
 }
 
 } // namespace oar

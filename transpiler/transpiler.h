@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "google/protobuf/arena.h"
+#include "ir/node_role.h"
 #include "transpiler/plan.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -116,7 +117,7 @@ llvm::Error writeTranspiled(const TranspileResult &r, llvm::StringRef dir, bool 
                             llvm::StringRef origin);
 
 /// Records the job in a program's DistributeInfo.
-void setDistInfo(proto::Program &prog, const TranspileInputs &in, llvm::StringRef role,
+void setDistInfo(proto::Program &prog, const TranspileInputs &in, Role role,
                  int64_t pserverIndex);
 
 } // namespace oar

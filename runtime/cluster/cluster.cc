@@ -86,7 +86,7 @@ llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {
 }
 
 bool useSlurmRank(ClusterSpec &spec) {
-  if (!spec.role.empty() || spec.mpiRank >= 0 || spec.slurmRank < 0 || spec.pserverCount < 1)
+  if (spec.role != Role::None || spec.mpiRank >= 0 || spec.slurmRank < 0 || spec.pserverCount < 1)
     return false;
   spec.mpiRank = spec.slurmRank, spec.mpiSize = spec.slurmSize;
   return true;

@@ -5,13 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "ir/node_role.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {
 
-/// This node's place in the job. An empty role means a single-machine run.
+/// This node's place in the job. Role::None means a single-machine run.
 struct ClusterSpec {
-  std::string role; ///< "trainer" | "pserver" | ""
+  Role role = Role::None;
   int64_t trainerId = 0;
   int64_t trainers = 0; ///< 0: unknown
   std::vector<std::string> pservers;

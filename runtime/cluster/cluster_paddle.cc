@@ -41,9 +41,9 @@ llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv, llvm::String
                      "role (TRAINER or PSERVER), or unset {0} to train on one machine",
                      firstSet);
   if (llvm::StringRef(*role).equals_insensitive("trainer"))
-    spec.role = "trainer";
+    spec.role = Role::Trainer;
   else if (llvm::StringRef(*role).equals_insensitive("pserver"))
-    spec.role = "pserver";
+    spec.role = Role::Pserver;
   else
     return makeError("{0} is \"{1}\"; expected TRAINER or PSERVER",
                      set(env::kPaddleTrainingRole) ? env::kPaddleTrainingRole : env::kTrainingRole,

@@ -77,11 +77,11 @@ llvm::Expected<ClusterSpec> readSchedulerConvention(const SchedulerConvention &c
   ClusterSpec spec;
   llvm::StringRef role = (*v)[0];
   if (role == c.scheduler)
-    spec.role = "scheduler";
+    spec.role = Role::Scheduler;
   else if (role == c.pserver)
-    spec.role = "pserver";
+    spec.role = Role::Pserver;
   else if (role == c.trainer)
-    spec.role = "trainer";
+    spec.role = Role::Trainer;
   else
     return makeError("{0} is \"{1}\"; expected {2}, {3} or {4}", c.vars[0], role, c.scheduler,
                      c.pserver, c.trainer);
@@ -145,7 +145,7 @@ llvm::Error placeMpiRank(ClusterSpec &spec) {
     return makeError("{0} MPI ranks leave no trainer after {1} pserver(s): run at least {2}",
                      spec.mpiSize, spec.pserverCount, spec.pserverCount + 1);
   bool serves = spec.mpiRank < spec.pserverCount;
-  spec.role = serves ? "pserver" : "trainer";
+  spec.role = serves ? Role::Pserver : Role::Trainer;
   spec.askedId = serves ? spec.mpiRank : spec.mpiRank - spec.pserverCount;
   spec.trainers = spec.mpiSize - spec.pserverCount;
   spec.runsScheduler = spec.mpiRank == 0;

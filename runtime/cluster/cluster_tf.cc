@@ -42,13 +42,13 @@ llvm::Expected<ClusterSpec> clusterFromTfConfig(llvm::StringRef text) {
   if (*type == "ps") {
     if (llvm::Error err = inRange("ps", static_cast<int64_t>(spec.pservers.size())))
       return err;
-    spec.role = "pserver";
+    spec.role = Role::Pserver;
     spec.currentEndpoint = spec.pservers[*index];
   } else if (*type == "chief" || *type == "worker") {
     bool chief = *type == "chief";
     if (llvm::Error err = inRange(*type, chief ? chiefs : spec.trainers - chiefs))
       return err;
-    spec.role = "trainer";
+    spec.role = Role::Trainer;
     spec.trainerId = chief ? 0 : chiefs + *index;
   } else if (*type == "evaluator") {
     return makeError("TF_CONFIG task.type \"evaluator\": oar has no evaluator role yet; evaluate a "

@@ -1,98 +1,20 @@
-// The local launcher.
+// The local launcher: a whole job as processes on this host.
 #include "runtime/cluster/launcher.h"
 
-#include <csignal>
-#include <cstdlib>
-#include <cstring>
-#include <deque>
-#include <fcntl.h>
-#include <mutex>
 #include <random>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <system_error>
-#include <thread>
-#include <unistd.h>
 
 #include "executor/threads.h"
+#include "runtime/cluster/launched_nodes.h"
 #include "runtime/security/curve.h"
 #include "runtime/security/launch_keys.h"
 #include "runtime/transport/held_port.h"
 #include "support/env_names.h"
 #include "support/error.h"
-#include "support/signals.h"
-#include "transpiler/config.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
-
-namespace {
-
-struct Node {
-  std::string name; // "pserver.0", "trainer.1"
-  bool isTrainer() const { return llvm::StringRef(name).startswith("trainer."); }
-  pid_t pid = -1;
-  int outFd = -1;
-  std::thread reader;
-  std::deque<std::string> tail;
-  bool done = false;
-  int status = 0;
-};
-
-/// Starts `exe` with its output on a pipe whose read end goes to `outFd`, and `handOver` (a held
-/// port's socket, or -1) open in it. A failed pipe or fork is an error, never a pid of -1:
-/// kill(-1, ...) would signal every process the user owns.
-llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::string> &args,
-                            const std::vector<std::pair<std::string, std::string>> &env,
-                            int handOver, int &outFd) {
-  int pipeFds[2];
-  if (pipe(pipeFds) != 0)
-    return makeError("pipe: {0}", strerror(errno));
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    int err = errno;
-    close(pipeFds[0]);
-    close(pipeFds[1]);
-    return makeError("fork: {0}", strerror(err));
-  }
-  if (pid == 0) {
-    unblockWatchedSignals();          // this process blocks them for its watcher thread
-    prctl(PR_SET_PDEATHSIG, SIGTERM); // no orphans if the launcher dies
-    if (getppid() != parent)
-      _exit(1);
-    dup2(pipeFds[1], STDOUT_FILENO);
-    dup2(pipeFds[1], STDERR_FILENO);
-    close(pipeFds[0]);
-    close(pipeFds[1]);
-    if (handOver >= 0) // every held port is close-on-exec; this node's stays open
-      fcntl(handOver, F_SETFD, 0);
-    for (const auto &[k, v] : env)
-      setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char *> argv{const_cast<char *>(exe.c_str())};
-    for (const std::string &a : args)
-      argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(exe.c_str(), argv.data());
-    dprintf(STDERR_FILENO, "cannot run %s: %s\n", exe.c_str(), strerror(errno));
-    _exit(127);
-  }
-  close(pipeFds[1]);
-  outFd = pipeFds[0];
-  return pid;
-}
-
-std::string describeStatus(int status) {
-  if (WIFEXITED(status))
-    return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status))
-    return std::string("killed by signal ") + strsignal(WTERMSIG(status));
-  return "stopped";
-}
-
-} // namespace
 
 /// Whether `args` (every node's flags) set --num-threads.
 static bool setsNumThreads(llvm::ArrayRef<std::string> args) {
@@ -107,7 +29,11 @@ std::optional<std::string> nodeThreadsFlag(llvm::ArrayRef<std::string> extraArgs
   return "--num-threads=" + std::to_string(std::max(1, given > 0 ? given : share));
 }
 
-llvm::Error launch(const LaunchOptions &opts) {
+namespace {
+
+/// Refuses a launch that cannot work before any node starts. Returns whether OMP_NUM_THREADS is
+/// set (to a valid count).
+llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
   if (opts.servers < 1 || opts.workers < 1)
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
@@ -124,9 +50,7 @@ llvm::Error launch(const LaunchOptions &opts) {
   }
   if (!llvm::sys::fs::can_execute(opts.executor))
     return makeError("{0}: oar-executor not found or not executable", opts.executor);
-  std::vector<std::string> common;
-  std::string trainerPb = opts.modelDir + "/trainer.pb";
-  if (llvm::sys::fs::exists(trainerPb))
+  if (llvm::sys::fs::exists(opts.modelDir + "/trainer.pb"))
     return makeError("{0} is a transpiled directory with fixed endpoints; give oar-launch the "
                      "single-machine model directory (main.pb, startup.pb)",
                      opts.modelDir);
@@ -134,122 +58,64 @@ llvm::Error launch(const LaunchOptions &opts) {
     if (!llvm::sys::fs::exists(opts.modelDir + f))
       return makeError("{0}{1}: missing; the model directory needs main.pb and startup.pb",
                        opts.modelDir, f);
-  common = {"--main",    opts.modelDir + "/main.pb",
-            "--startup", opts.modelDir + "/startup.pb",
-            "--mode",    modeName(opts.mode).str()};
-  common.insert(common.end(), opts.extraArgs.begin(), opts.extraArgs.end());
-  std::unique_ptr<LaunchKeys> keys;
+  return ompSet;
+}
+
+/// CURVE keys made for this launch; null when the flags name keys of their own or this libzmq
+/// has no CURVE (said on opts.print).
+llvm::Expected<std::unique_ptr<LaunchKeys>> launchKeys(const LaunchOptions &opts) {
   bool keysGiven = llvm::any_of(opts.extraArgs, [](const std::string &a) {
     return llvm::StringRef(a).startswith("--curve");
   });
-  if (opts.curve && !keysGiven) {
-    if (!curveAvailable()) {
-      if (opts.print)
-        opts.print("oar-launch: this libzmq has no CURVE: the job runs unauthenticated on "
-                   "127.0.0.1");
-    } else if (auto made = LaunchKeys::create(opts.workers)) {
-      keys = std::move(*made);
-    } else {
-      return made.takeError();
-    }
+  if (!opts.curve || keysGiven)
+    return nullptr;
+  if (!curveAvailable()) {
+    if (opts.print)
+      opts.print("oar-launch: this libzmq has no CURVE: the job runs unauthenticated on "
+                 "127.0.0.1");
+    return nullptr;
   }
-  // Each server's port is held from here until the server takes its socket over (OAR_LISTEN_FD):
-  // no other process can take it meanwhile. With a scheduler, pservers pick their own.
-  auto ports = HeldPort::onLoopback(opts.scheduler ? 1 : opts.servers);
-  if (!ports)
-    return ports.takeError();
-  std::vector<std::string> endpoints;
-  for (const HeldPort &p : *ports)
-    endpoints.push_back("127.0.0.1:" + std::to_string(p.port()));
-  std::string list = llvm::join(endpoints, ",");
+  return LaunchKeys::create(opts.workers);
+}
 
-  std::mutex printMutex;
-  std::vector<std::unique_ptr<Node>> nodes;
-  std::string startFailure; // after a node cannot start, no other starts and the job stops
-  auto start = [&](const std::string &name, std::vector<std::string> args,
-                   std::vector<std::pair<std::string, std::string>> env,
-                   const HeldPort *port = nullptr) {
-    if (!startFailure.empty())
-      return;
-    auto node = std::make_unique<Node>();
-    node->name = name;
-    if (port)
-      env.emplace_back(env::kOarListenFd, std::to_string(port->fd()));
-    auto pid = spawn(opts.executor, args, env, port ? port->fd() : -1, node->outFd);
-    if (!pid) {
-      startFailure = "cannot start " + name + " (" + llvm::toString(pid.takeError()) + ")";
-      return;
-    }
-    node->pid = *pid;
-    Node *n = node.get();
-    auto readOutput = [n, &opts, &printMutex] {
-      FILE *f = fdopen(n->outFd, "r");
-      char *line = nullptr;
-      size_t cap = 0;
-      ssize_t len;
-      while ((len = getline(&line, &cap, f)) > 0) {
-        std::string text(line, len);
-        while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-          text.pop_back();
-        std::lock_guard<std::mutex> lock(printMutex);
-        n->tail.push_back(text);
-        if (n->tail.size() > static_cast<size_t>(opts.tailLines))
-          n->tail.pop_front();
-        if (opts.print)
-          opts.print("[" + n->name + "] " + text);
-      }
-      free(line);
-      fclose(f);
-    };
-    try {
-      n->reader = std::thread(readOutput);
-    } catch (const std::system_error &e) { // a thread limit: the node cannot be watched
-      startFailure = "cannot start " + name + " (a thread to read its output: " + e.what() + ")";
-      kill(n->pid, SIGKILL);
-      waitpid(n->pid, nullptr, 0);
-      close(n->outFd);
-      return;
-    }
-    nodes.push_back(std::move(node));
-  };
-  // A random id per launch: its pservers refuse trainers of any other launch.
-  std::random_device entropy;
-  std::string jobId = llvm::formatv("{0:x8}{1:x8}", entropy(), entropy()).str();
-  std::vector<std::pair<std::string, std::string>> base{{env::kOarJobId, jobId}};
-  if (!opts.scheduler)
-    base.insert(base.end(), {{env::kPaddlePserversIpPortList, list},
-                             {env::kPaddlePserverIps, "127.0.0.1"},
-                             {env::kPaddleTrainers, std::to_string(opts.workers)}});
-  // With a scheduler, every node gets its address and the counts; it hands out the rest.
-  std::vector<std::string> viaScheduler;
-  if (opts.scheduler) {
-    viaScheduler = {"--scheduler=" + endpoints.front(),
-                    "--pserver-count=" + std::to_string(opts.servers),
-                    "--trainers=" + std::to_string(opts.workers)};
+/// What each node of one launch is started with.
+struct LaunchPlan {
+  const LaunchOptions &opts;
+  bool ompSet = false;
+  std::unique_ptr<LaunchKeys> keys;
+  /// The servers' ports (the scheduler's alone, with one), held until their nodes start.
+  std::vector<HeldPort> ports;
+  std::vector<std::string> common;       ///< every node's flags
+  LaunchedNodes::Env base;               ///< every node's environment
+  std::vector<std::string> viaScheduler; ///< with a scheduler: its address and the counts
+
+  std::string endpoint(size_t i) const { return "127.0.0.1:" + std::to_string(ports[i].port()); }
+
+  /// A node's flags with its --num-threads (its role's `given`, else its `share`) added.
+  std::vector<std::string> withThreads(std::vector<std::string> args, int given, int share) const {
+    if (auto flag = nodeThreadsFlag(opts.extraArgs, ompSet, given, share))
+      args.push_back(*flag);
+    return args;
+  }
+
+  std::vector<std::string> schedulerArgs() const {
     auto args = viaScheduler;
     args.push_back("--role=scheduler");
     if (keys) // it serves with the pservers' pair and accepts them and the trainers
       llvm::append_range(args, keys->pserverArgs());
-    start("scheduler", args, base, &ports->front());
-  }
-  // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
-  auto withThreads = [&](std::vector<std::string> args, int given, int share) {
-    if (auto flag = nodeThreadsFlag(opts.extraArgs, ompSet, given, share))
-      args.push_back(*flag);
     return args;
-  };
-  int trainerShare = usableCores() / opts.workers;
-  for (int i = 0; i < opts.servers; ++i) {
-    auto env = base;
+  }
+
+  std::vector<std::string> pserverArgs(int i, LaunchedNodes::Env &env) const {
     auto args = common;
     if (opts.scheduler)
       llvm::append_range(
           args, std::vector<std::string>{"--role=pserver", "--pserver-id=" + std::to_string(i)});
     else
       env.insert(env.end(), {{env::kPaddleTrainingRole, "PSERVER"},
-                             {env::kPaddleCurrentEndpoint, endpoints[i]},
+                             {env::kPaddleCurrentEndpoint, endpoint(i)},
                              {env::kPaddleCurrentIp, "127.0.0.1"},
-                             {env::kPaddlePserverPort, std::to_string((*ports)[i].port())}});
+                             {env::kPaddlePserverPort, std::to_string(ports[i].port())}});
     llvm::append_range(args, viaScheduler);
     if (!opts.loadDir.empty())
       args.insert(args.end(), {"--load", opts.loadDir});
@@ -257,11 +123,10 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.insert(args.end(), {"--save", opts.saveDir});
     if (keys)
       llvm::append_range(args, keys->pserverArgs());
-    start("pserver." + std::to_string(i), withThreads(args, opts.pserverThreads, 1), env,
-          opts.scheduler ? nullptr : &(*ports)[i]);
+    return withThreads(args, opts.pserverThreads, 1);
   }
-  for (int i = 0; i < opts.workers; ++i) {
-    auto env = base;
+
+  std::vector<std::string> trainerArgs(int i, LaunchedNodes::Env &env) const {
     auto args = common;
     if (opts.scheduler)
       llvm::append_range(
@@ -278,109 +143,77 @@ llvm::Error launch(const LaunchOptions &opts) {
       args.push_back("--device=cuda:" + std::to_string(i % std::max(1, opts.gpuCount)));
     else if (opts.trainerDevice == "cpu")
       args.push_back("--device=cpu");
-    start("trainer." + std::to_string(i), withThreads(args, opts.trainerThreads, trainerShare),
-          env);
+    // Each node gets its share of the cores: OpenMP processes that oversubscribe them collapse.
+    return withThreads(args, opts.trainerThreads, usableCores() / opts.workers);
   }
-  ports->clear(); // the servers hold their sockets now
+};
 
-  // Wait for every node; the first failure stops the rest. In async and GEO modes the pservers
-  // serve the other trainers on when one fails, so a failed trainer stops nothing: the job
-  // ends when the others do, and fails naming it.
-  auto began = std::chrono::steady_clock::now();
-  bool trainersMayFail = opts.mode != Mode::Sync;
-  Node *failed = nullptr, *lostTrainer = nullptr;
-  auto trainersDone = [&] {
-    return llvm::all_of(nodes, [](const auto &n) { return n->done || !n->isTrainer(); });
-  };
-  // A node that exited with kExitOtherNodeFailed, and when: the node it names as the cause
-  // usually exits a moment later, and that one is reported.
-  Node *followedFailure = nullptr;
-  std::chrono::steady_clock::time_point followedAt;
-  std::string reason = startFailure;
-  while (reason.empty()) {
-    bool allDone = true;
-    for (auto &n : nodes) {
-      if (n->done)
-        continue;
-      if (waitpid(n->pid, &n->status, WNOHANG) == n->pid) {
-        n->done = true;
-        bool ok = WIFEXITED(n->status) && WEXITSTATUS(n->status) == 0;
-        bool consequence = WIFEXITED(n->status) && WEXITSTATUS(n->status) == kExitOtherNodeFailed;
-        bool trainer = n->isTrainer();
-        // Async: a pserver (or scheduler) that ends with an error once a trainer was lost most
-        // likely ends for it ("trainer(s) T were lost"), maybe before the last trainer's exit
-        // is seen: it waits, as a consequence does, for the trainers to end.
-        bool afterLoss = lostTrainer && !trainer && WIFEXITED(n->status);
-        if (!ok && trainersMayFail && trainer) {
-          if (!lostTrainer)
-            lostTrainer = n.get();
-        } else if (!ok && !failed && !consequence && !afterLoss) {
-          failed = n.get();
-          reason = describeStatus(n->status);
-        }
-        if ((consequence || (!ok && afterLoss)) && !followedFailure)
-          followedFailure = n.get(), followedAt = std::chrono::steady_clock::now();
-      } else {
-        allDone = false;
-      }
-    }
-    // Async: once every trainer has ended, a lost one is the job's failure; its pservers would
-    // otherwise wait out their barrier or idle timeout for it.
-    if (lostTrainer && !failed && trainersDone()) {
-      failed = lostTrainer;
-      reason = describeStatus(lostTrainer->status);
-      if (llvm::any_of(nodes, [&](const auto &n) {
-            return n.get() != lostTrainer && n->isTrainer() && WIFEXITED(n->status) &&
-                   WEXITSTATUS(n->status) == 0;
-          }))
-        reason += "; the other trainers trained on without it";
-    }
-    bool causeOverdue =
-        followedFailure &&
-        (allDone || std::chrono::steady_clock::now() - followedAt > std::chrono::seconds(2));
-    if (!failed && causeOverdue)
-      failed = followedFailure, reason = describeStatus(followedFailure->status);
-    if (allDone || failed)
-      break;
-    if (stopRequested()) {
-      reason = "stopped by signal " + std::to_string(stopSignal());
-      break;
-    }
-    if (opts.timeoutSec > 0 &&
-        std::chrono::steady_clock::now() - began > std::chrono::seconds(opts.timeoutSec)) {
-      reason = "timed out after " + std::to_string(opts.timeoutSec) + " s";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+/// Plans the launch: keys, held ports, and what every node gets.
+llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
+  LaunchPlan plan{opts};
+  if (llvm::Error err = checkLaunch(opts).moveInto(plan.ompSet))
+    return std::move(err);
+  if (llvm::Error err = launchKeys(opts).moveInto(plan.keys))
+    return std::move(err);
+  // Each server's port is held from here until the server takes its socket over (OAR_LISTEN_FD):
+  // no other process can take it meanwhile. With a scheduler, pservers pick their own.
+  if (llvm::Error err =
+          HeldPort::onLoopback(opts.scheduler ? 1 : opts.servers).moveInto(plan.ports))
+    return std::move(err);
+  plan.common = {"--main", opts.modelDir + "/main.pb", "--startup", opts.modelDir + "/startup.pb",
+                 "--mode", modeName(opts.mode).str()};
+  llvm::append_range(plan.common, opts.extraArgs);
+  // A random id per launch: its pservers refuse trainers of any other launch.
+  std::random_device entropy;
+  plan.base = {{env::kOarJobId, llvm::formatv("{0:x8}{1:x8}", entropy(), entropy()).str()}};
+  if (opts.scheduler) { // every node gets its address and the counts; it hands out the rest
+    plan.viaScheduler = {"--scheduler=" + plan.endpoint(0),
+                         "--pserver-count=" + std::to_string(opts.servers),
+                         "--trainers=" + std::to_string(opts.workers)};
+  } else {
+    std::vector<std::string> endpoints;
+    for (size_t i = 0; i < plan.ports.size(); ++i)
+      endpoints.push_back(plan.endpoint(i));
+    plan.base.insert(plan.base.end(), {{env::kPaddlePserversIpPortList, llvm::join(endpoints, ",")},
+                                       {env::kPaddlePserverIps, "127.0.0.1"},
+                                       {env::kPaddleTrainers, std::to_string(opts.workers)}});
   }
-  // Stop whatever still runs: SIGTERM, then SIGKILL after a grace period.
-  for (auto &n : nodes)
-    if (!n->done)
-      kill(n->pid, SIGTERM);
-  auto graceEnd = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  for (auto &n : nodes) {
-    while (!n->done) {
-      if (waitpid(n->pid, &n->status, WNOHANG) == n->pid) {
-        n->done = true;
-      } else if (std::chrono::steady_clock::now() > graceEnd) {
-        kill(n->pid, SIGKILL);
-        waitpid(n->pid, &n->status, 0);
-        n->done = true;
-      } else {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    }
+  return plan;
+}
+
+} // namespace
+
+llvm::Error launch(const LaunchOptions &opts) {
+  auto plan = planLaunch(opts);
+  if (!plan)
+    return plan.takeError();
+  LaunchedNodes nodes(opts.executor, opts.print, opts.tailLines);
+  if (opts.scheduler)
+    nodes.start("scheduler", plan->schedulerArgs(), plan->base, &plan->ports.front());
+  for (int i = 0; i < opts.servers; ++i) {
+    auto env = plan->base;
+    auto args = plan->pserverArgs(i, env);
+    nodes.start("pserver." + std::to_string(i), args, env,
+                opts.scheduler ? nullptr : &plan->ports[i]);
   }
-  for (auto &n : nodes)
-    n->reader.join();
-  if (failed) {
+  for (int i = 0; i < opts.workers; ++i) {
+    auto env = plan->base;
+    auto args = plan->trainerArgs(i, env);
+    nodes.start("trainer." + std::to_string(i), args, env);
+  }
+  plan->ports.clear(); // the servers hold their sockets now
+  // In async and GEO modes the pservers serve the other trainers on when one fails.
+  LaunchOutcome outcome = nodes.watch(opts.mode != Mode::Sync, opts.timeoutSec);
+  nodes.stopAll();
+  if (outcome.failed) {
     std::string lines;
-    for (const std::string &l : failed->tail)
+    for (const std::string &l : outcome.failed->tail)
       lines += "\n  " + l;
-    return makeError("{0} failed ({1}); its last lines:{2}", failed->name, reason, lines);
+    return makeError("{0} failed ({1}); its last lines:{2}", outcome.failed->name, outcome.reason,
+                     lines);
   }
-  if (!reason.empty())
-    return makeError("{0}; every node was stopped", reason);
+  if (!outcome.reason.empty())
+    return makeError("{0}; every node was stopped", outcome.reason);
   return llvm::Error::success();
 }
 

@@ -8,12 +8,11 @@
 
 namespace oar {
 
-int defaultNodeThreads(const std::string &role, int trainers,
-                       const std::vector<std::string> &pserverEndpoints) {
+int defaultNodeThreads(Role role, int trainers, const std::vector<std::string> &pserverEndpoints) {
   int cores = usableCores();
-  if (role == "pserver")
+  if (role == Role::Pserver)
     return 1;
-  if (role == "trainer" && !pserverEndpoints.empty() &&
+  if (role == Role::Trainer && !pserverEndpoints.empty() &&
       std::all_of(pserverEndpoints.begin(), pserverEndpoints.end(),
                   [](const std::string &e) { return isLoopbackEndpoint(e); }))
     return std::max(1, cores / std::max(1, trainers));

@@ -11,6 +11,7 @@
 #include "runtime/security/zap_handler.h"
 #include "runtime/transport/server_socket.h"
 #include "runtime/wire/protocol.h"
+#include "support/deadline.h"
 #include "support/error.h"
 #include "support/log_limiter.h"
 #include "zmq.hpp"
@@ -118,11 +119,11 @@ private:
   }
 
   llvm::Error registerAll() {
-    auto deadline = Clock::now() + opts_.registerTimeout;
+    Deadline deadline(opts_.registerTimeout);
     while (!members_.full()) {
       if (opts_.shouldStop && opts_.shouldStop())
         return makeError("scheduler {0}: stopped by signal while nodes registered", opts_.endpoint);
-      if (Clock::now() > deadline)
+      if (deadline.passed())
         return failRegistration();
       std::string identity, from;
       auto msg = receive(identity, from, std::chrono::milliseconds(200));
@@ -163,7 +164,7 @@ private:
     proto::SchedMsg msg;
     msg.set_version(kProtocolVersion);
     msg.set_kind(proto::ASSIGN);
-    msg.set_role(m.role);
+    msg.set_role(roleName(m.role).str());
     msg.set_id(m.id);
     msg.set_job_id(members_.jobId());
     msg.set_pservers_count(opts_.pservers);
@@ -213,7 +214,7 @@ private:
       proto::SchedMsg msg;
       msg.set_version(kProtocolVersion);
       msg.set_kind(proto::NODE_GONE);
-      msg.set_role(gone.role);
+      msg.set_role(roleName(gone.role).str());
       msg.set_id(gone.id);
       msg.set_endpoint(gone.endpoint);
       msg.set_error(why);
@@ -232,7 +233,8 @@ private:
       if (auto msg = receive(identity, from, std::chrono::milliseconds(200))) {
         Member *m = members_.memberOf(identity);
         if (!m) {
-          if (msg->kind() == proto::REGISTER && opts_.elastic && msg->role() == "trainer")
+          if (msg->kind() == proto::REGISTER && opts_.elastic &&
+              msg->role() == roleName(Role::Trainer))
             admitLate(identity, *msg, from);
           else if (msg->kind() != proto::SCHED_UNSET)
             refuse(identity,

@@ -15,7 +15,6 @@
 
 namespace oar::runtime {
 
-
 struct SchedulerLink::Impl {
   std::string scheduler;
   std::function<void(const std::string &)> log;
@@ -70,7 +69,7 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
   proto::SchedMsg reg;
   reg.set_version(kProtocolVersion);
   reg.set_kind(proto::REGISTER);
-  reg.set_role(request.role);
+  reg.set_role(roleName(request.role).str());
   reg.set_id(request.askedId);
   reg.set_endpoint(request.endpoint);
   reg.set_job_id(request.jobId);
@@ -105,15 +104,15 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
     if (!msg)
       continue;
     if (msg->kind() == proto::SCHED_ERROR)
-      return makeError("scheduler {0} refused this {1}: {2}", request.scheduler, request.role,
-                       msg->error());
+      return makeError("scheduler {0} refused this {1}: {2}", request.scheduler,
+                       roleName(request.role), msg->error());
     if (msg->kind() != proto::ASSIGN)
       continue;
-    if (msg->role() != request.role || msg->id() < 0 || msg->pservers_size() != request.pservers ||
-        msg->trainers_count() != request.trainers)
+    if (msg->role() != roleName(request.role) || msg->id() < 0 ||
+        msg->pservers_size() != request.pservers || msg->trainers_count() != request.trainers)
       return makeError("scheduler {0}: an assignment that does not fit this {1} ({2} {3} of {4} "
                        "pservers and {5} trainers)",
-                       request.scheduler, request.role, msg->role(), msg->id(),
+                       request.scheduler, roleName(request.role), msg->role(), msg->id(),
                        msg->pservers_size(), msg->trainers_count());
     std::unique_ptr<SchedulerLink> link(new SchedulerLink(std::move(impl)));
     link->assignment_.id = msg->id();
@@ -173,7 +172,7 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
         }
         if (!note || note->kind() != proto::NODE_GONE)
           continue;
-        if (note->role() == "trainer") {
+        if (note->role() == roleName(Role::Trainer)) {
           std::lock_guard<std::mutex> lock(i->goneMutex);
           i->goneTrainers[note->id()] = note->error();
         }
@@ -201,8 +200,8 @@ void SchedulerLink::leave(const std::string &error) {
 
 llvm::Expected<std::unique_ptr<SchedulerLink>>
 joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::milliseconds timeout,
-                     std::function<void(const std::string &)> log,
-                     std::function<bool()> shouldStop, std::shared_ptr<HeldPort> &ownPort) {
+                     std::function<void(const std::string &)> log, std::function<bool()> shouldStop,
+                     std::shared_ptr<HeldPort> &ownPort) {
   SchedulerRequest request;
   request.scheduler = spec.scheduler;
   request.role = spec.role;
@@ -213,7 +212,7 @@ joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::m
   request.timeout = timeout;
   request.curve = curve;
   request.shouldStop = std::move(shouldStop);
-  if (spec.role == "pserver") {
+  if (spec.role == Role::Pserver) {
     if (spec.currentEndpoint.empty()) {
       std::string host = spec.nodeHost.empty() ? "127.0.0.1" : spec.nodeHost;
       // On loopback the pserver binds exactly the held socket and takes it over; elsewhere it is
@@ -237,7 +236,7 @@ joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::m
   if (!link)
     return link.takeError();
   const SchedulerAssignment &a = (*link)->assignment();
-  if (spec.role == "trainer")
+  if (spec.role == Role::Trainer)
     spec.trainerId = a.id;
   spec.trainers = a.trainers;
   spec.pservers = a.pservers;
@@ -245,7 +244,7 @@ joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::m
     spec.jobId = a.jobId;
   if (log)
     log(llvm::formatv("scheduler {0}: this node is {1} {2} of {3} pserver(s) and {4} trainer(s)",
-                      spec.scheduler, spec.role, a.id, a.pservers.size(), a.trainers)
+                      spec.scheduler, roleName(spec.role), a.id, a.pservers.size(), a.trainers)
             .str());
   return link;
 }

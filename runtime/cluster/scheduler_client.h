@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "ir/node_role.h"
 #include "runtime/cluster/scheduler_timeouts.h"
 #include "runtime/security/curve.h"
 #include "llvm/Support/Error.h"
@@ -19,7 +20,7 @@ namespace oar::runtime {
 
 struct SchedulerRequest {
   std::string scheduler; ///< host:port
-  std::string role;      ///< "pserver" | "trainer"
+  Role role = Role::Trainer; ///< a pserver or a trainer
   int64_t askedId = -1;  ///< -1: any
   std::string endpoint;  ///< a pserver's host:port
   std::string jobId;

@@ -19,14 +19,14 @@ std::optional<proto::SchedMsg> parseSchedMsg(const void *bytes, size_t size) {
   return msg;
 }
 
-std::string Member::name() const { return llvm::formatv("{0} {1}", role, id).str(); }
+std::string Member::name() const { return llvm::formatv("{0} {1}", roleName(role), id).str(); }
 
-std::string SchedulerMembership::keyRefusal(const std::string &role, const std::string &key) const {
+std::string SchedulerMembership::keyRefusal(Role role, const std::string &key) const {
   if (!opts_.curve.enabled())
     return "";
-  if (role == "pserver" && key != opts_.curve.own->publicKey)
+  if (role == Role::Pserver && key != opts_.curve.own->publicKey)
     return "a pserver must authenticate with the pservers' key, and this peer's key is not it";
-  if (role == "trainer" && !opts_.curve.allowed.count(key))
+  if (role == Role::Trainer && !opts_.curve.allowed.count(key))
     return "a trainer must authenticate with a trainer's key, and this peer's key is not one";
   return "";
 }
@@ -34,12 +34,15 @@ std::string SchedulerMembership::keyRefusal(const std::string &role, const std::
 std::string SchedulerMembership::registrationRefusal(const std::string &identity,
                                                      const proto::SchedMsg &msg,
                                                      const std::string &key) const {
-  const std::string &role = msg.role();
-  if (role != "pserver" && role != "trainer")
+  auto parsed = parseRole(msg.role());
+  if (!parsed || (*parsed != Role::Pserver && *parsed != Role::Trainer)) {
+    llvm::consumeError(parsed.takeError());
     return "a role that is neither pserver nor trainer";
+  }
+  Role role = *parsed;
   for (const Member &m : members_)
     if (m.identity == identity) // one node a connection: no peer holds two places
-      return "this connection registered as " + m.role + " already";
+      return "this connection registered as " + roleName(m.role).str() + " already";
   if (std::string why = keyRefusal(role, key); !why.empty())
     return why;
   if (!printable(msg.job_id()) || !printable(msg.endpoint()))
@@ -52,24 +55,25 @@ std::string SchedulerMembership::registrationRefusal(const std::string &identity
         .str();
   if (std::string why = countsRefusal(msg); !why.empty())
     return why;
-  int64_t wanted = role == "pserver" ? opts_.pservers : opts_.trainers;
+  int64_t wanted = role == Role::Pserver ? opts_.pservers : opts_.trainers;
   int64_t have = llvm::count_if(members_, [&](const Member &m) { return m.role == role; });
   if (have >= wanted)
-    return llvm::formatv("the job has all its {0} {1}(s) already", wanted, role).str();
+    return llvm::formatv("the job has all its {0} {1}(s) already", wanted, roleName(role)).str();
   if (msg.id() < -1 || msg.id() >= wanted)
-    return llvm::formatv("{0} id {1} is out of range (the job has {2})", role, msg.id(), wanted)
+    return llvm::formatv("{0} id {1} is out of range (the job has {2})", roleName(role), msg.id(),
+                         wanted)
         .str();
   for (const Member &m : members_)
     if (m.role == role && msg.id() >= 0 && m.askedId == msg.id())
-      return llvm::formatv("{0} {1} has registered already", role, msg.id()).str();
-  if (role == "pserver") {
+      return llvm::formatv("{0} {1} has registered already", roleName(role), msg.id()).str();
+  if (role == Role::Pserver) {
     auto [host, port] = llvm::StringRef(msg.endpoint()).rsplit(':');
     unsigned number = 0;
     if (host.empty() || port.getAsInteger(10, number) || number == 0 || number > 65535)
       return "a pserver must say the endpoint it serves, as host:port";
   }
   for (const Member &m : members_)
-    if (m.role == "pserver" && !msg.endpoint().empty() && m.endpoint == msg.endpoint())
+    if (m.role == Role::Pserver && !msg.endpoint().empty() && m.endpoint == msg.endpoint())
       return "endpoint " + msg.endpoint() + " is another pserver's";
   return "";
 }
@@ -88,7 +92,7 @@ void SchedulerMembership::add(const std::string &identity, const proto::SchedMsg
     jobId_ = msg.job_id();
   Member m;
   m.identity = identity;
-  m.role = msg.role();
+  m.role = llvm::cantFail(parseRole(msg.role())); // registrationRefusal passed it
   m.askedId = msg.id();
   m.endpoint = msg.endpoint();
   members_.push_back(m);
@@ -99,8 +103,8 @@ bool SchedulerMembership::full() const {
 }
 
 void SchedulerMembership::assignIds() {
-  for (const char *role : {"pserver", "trainer"}) {
-    std::vector<bool> taken(role == llvm::StringRef("pserver") ? opts_.pservers : opts_.trainers);
+  for (Role role : {Role::Pserver, Role::Trainer}) {
+    std::vector<bool> taken(role == Role::Pserver ? opts_.pservers : opts_.trainers);
     for (Member &m : members_)
       if (m.role == role && m.askedId >= 0)
         taken[m.id = m.askedId] = true;
@@ -117,7 +121,7 @@ void SchedulerMembership::assignIds() {
 
 std::string SchedulerMembership::lateRefusal(const proto::SchedMsg &msg,
                                              const std::string &key) const {
-  if (std::string why = keyRefusal("trainer", key); !why.empty())
+  if (std::string why = keyRefusal(Role::Trainer, key); !why.empty())
     return why;
   if (msg.pservers_count() != opts_.pservers || msg.trainers_count() != opts_.trainers)
     return "this node was started for other counts than the job's";
@@ -133,9 +137,9 @@ std::string SchedulerMembership::lateRefusal(const proto::SchedMsg &msg,
 Member &SchedulerMembership::addLate(const std::string &identity) {
   Member m;
   m.identity = identity;
-  m.role = "trainer";
+  m.role = Role::Trainer;
   for (const Member &other : members_)
-    if (other.role == "trainer")
+    if (other.role == Role::Trainer)
       m.id = std::max(m.id, other.id + 1);
   members_.push_back(m);
   return members_.back();
@@ -144,21 +148,21 @@ Member &SchedulerMembership::addLate(const std::string &identity) {
 std::vector<std::string> SchedulerMembership::pserverEndpoints() const {
   std::vector<std::string> endpoints(opts_.pservers);
   for (const Member &m : members_)
-    if (m.role == "pserver")
+    if (m.role == Role::Pserver)
       endpoints[m.id] = m.endpoint;
   return endpoints;
 }
 
 std::string SchedulerMembership::registeredSoFar() const {
-  int64_t ps = llvm::count_if(members_, [](const Member &m) { return m.role == "pserver"; });
+  int64_t ps = llvm::count_if(members_, [](const Member &m) { return m.role == Role::Pserver; });
   return llvm::formatv("only {0} of {1} pserver(s) and {2} of {3} trainer(s)", ps, opts_.pservers,
                        members_.size() - ps, opts_.trainers)
       .str();
 }
 
 int64_t SchedulerMembership::runningTrainers() const {
-  return llvm::count_if(members_,
-                        [](const Member &m) { return m.role == "trainer" && !m.left && !m.gone; });
+  return llvm::count_if(
+      members_, [](const Member &m) { return m.role == Role::Trainer && !m.left && !m.gone; });
 }
 
 Member *SchedulerMembership::memberOf(const std::string &identity) {

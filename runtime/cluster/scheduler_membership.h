@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/node_role.h"
 #include "runtime/cluster/scheduler.h"
 #include "runtime/cluster/scheduler.pb.h"
 
@@ -21,7 +22,7 @@ std::optional<proto::SchedMsg> parseSchedMsg(const void *bytes, size_t size);
 
 struct Member {
   std::string identity; ///< ZeroMQ routing id of its connection
-  std::string role;     ///< "pserver" | "trainer"
+  Role role = Role::Trainer; ///< a pserver or a trainer
   int64_t askedId = -1, id = -1;
   std::string endpoint;
   std::chrono::steady_clock::time_point lastSeen;
@@ -63,7 +64,7 @@ public:
 private:
   /// With CURVE keys, why a peer holding `key` cannot take `role`, or "": a pserver holds the
   /// pservers' key pair, a trainer a key on the trainers' list.
-  std::string keyRefusal(const std::string &role, const std::string &key) const;
+  std::string keyRefusal(Role role, const std::string &key) const;
 
   const SchedulerOptions &opts_;
   std::string jobId_;

@@ -55,7 +55,7 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
                                           llvm::StringRef mainPath, llvm::StringRef startupPath) {
   const ClusterSpec &c = opts.cluster;
   if (!dir.empty()) { // a transpiled directory
-    if (c.role == "trainer")
+    if (c.role == Role::Trainer)
       return loadPair(inDir(dir, "trainer.pb"), inDir(dir, "trainer.startup.pb"));
     auto trainer = loadProgram(inDir(dir, "trainer.pb"));
     if (!trainer)
@@ -74,12 +74,12 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
   DistributeConfig config = opts.config;
   config.trainers = c.trainers;
   // A trainer that joined an elastic job (an id past the count) trains on shard id mod count.
-  config.trainerId = c.role == "trainer" ? c.trainerId % std::max<int64_t>(c.trainers, 1) : 0;
+  config.trainerId = c.role == Role::Trainer ? c.trainerId % std::max<int64_t>(c.trainers, 1) : 0;
   config.pservers = c.pservers;
   auto result = transpile(single->main, single->startup, config);
   if (!result)
     return result.takeError();
-  if (c.role == "trainer")
+  if (c.role == Role::Trainer)
     return NodePrograms{result->trainer(), result->trainerStartup()};
   auto index = pserverIndex(c);
   if (!index)
@@ -94,7 +94,7 @@ static constexpr int kMaxRecoveriesInARow = 8;
 llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                        std::optional<EvalResult> &testResult) {
   const proto::DistributeInfo &dist = progs.main.dist();
-  if (dist.role() != "trainer")
+  if (dist.role() != roleName(Role::Trainer))
     return makeError("this program is a {0} program, not a trainer's",
                      dist.role().empty() ? "single-machine" : dist.role());
   auto mode = parseMode(dist.mode());

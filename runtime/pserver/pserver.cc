@@ -158,7 +158,65 @@ struct PserverLoop::Impl {
               : std::string()));
   }
 
+  /// Everything before the first message: the plan, the tables, the state to start from, the
+  /// per-trainer bookkeeping and the socket.
   llvm::Error init() {
+    if (llvm::Error err = readPlan())
+      return err;
+    if (!replies.valid())
+      return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
+    if (llvm::Error err = tables.init(program, scope, fanin, opts.tableBudget))
+      return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    std::optional<int64_t> resumeStep;
+    if (llvm::Error err = loadState().moveInto(resumeStep))
+      return err;
+    if (mode != Mode::Sync)
+      versions.init(program, paramBlocks, scope);
+    assignBlocksToThreads();
+    trackTrainers();
+    if (llvm::Error err = startAt(resumeStep))
+      return err;
+    return bindSocket();
+  }
+
+  /// What the pserver keeps of each of the job's trainers, before any said HELLO.
+  void trackTrainers() {
+    barrierRound.assign(fanin, 0);
+    lastStep.assign(fanin, 0);
+    completed.assign(fanin, false);
+    lost.assign(fanin, false);
+    helloPeer.assign(fanin, "");
+    peerMemory.setSync(mode == Mode::Sync);
+    peerMemory.resize(fanin);
+    lastSeen.assign(fanin, Clock::now());
+  }
+
+  /// Where training goes on: the checkpoint's step (`resumeStep`, each trainer's own in async
+  /// and GEO), else 0, written as the first checkpoint when the pserver checkpoints.
+  llvm::Error startAt(std::optional<int64_t> resumeStep) {
+    if (resumeStep && mode != Mode::Sync) {
+      // Each trainer goes on from where this checkpoint saw it (the HELLO reply says).
+      if (llvm::Error err = resumeTrainerSteps(*resumeStep))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+      nextAsyncCheckpoint = nextCheckpointAfter(*resumeStep);
+    } else if (resumeStep) {
+      optimizedRounds = *resumeStep;
+      barrierRound.assign(fanin, *resumeStep);
+      lastStep.assign(fanin, *resumeStep);
+    } else if (checkpoints) { // the step a restart before the first checkpoint goes back to
+      if (llvm::Error err = checkpoints->write(
+              0, program, scope, tables,
+              mode == Mode::Sync ? std::map<std::string, std::string>{} : trainerStepFields()))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    }
+    if (checkpoints && mode == Mode::Sync) // it starts where the trainers' rollback requests point
+      rolledBackTo = optimizedRounds;
+    return llvm::Error::success();
+  }
+
+  /// What the program's listen_and_serv says: the endpoint, mode, trainers, and which block
+  /// applies each gradient.
+  llvm::Error readPlan() {
     const proto::Block &root = program.blocks(0);
     const proto::Op *listen = nullptr;
     for (const proto::Op &op : root.ops())
@@ -189,10 +247,12 @@ struct PserverLoop::Impl {
       t.dims.assign(v.type().dims().begin(), v.type().dims().end());
       declared[v.name()] = t;
     }
-    if (!replies.valid())
-      return makeError("pserver {0}: cannot make an eventfd: {1}", endpoint, strerror(errno));
-    if (llvm::Error err = tables.init(program, scope, fanin, opts.tableBudget))
-      return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
+    return llvm::Error::success();
+  }
+
+  /// The params and tables to start from: the newest checkpoint (its step returned), else
+  /// --load's tables (the blocks were loaded before the loop started).
+  llvm::Expected<std::optional<int64_t>> loadState() {
     std::optional<int64_t> resumeStep;
     if (!opts.checkpointDir.empty()) {
       if (opts.elastic)
@@ -216,34 +276,11 @@ struct PserverLoop::Impl {
         return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
       log(report.summary(*opts.loadFrom, opts.training));
     }
-    if (mode != Mode::Sync)
-      versions.init(program, paramBlocks, scope);
-    assignBlocksToThreads();
-    barrierRound.assign(fanin, 0);
-    lastStep.assign(fanin, 0);
-    completed.assign(fanin, false);
-    lost.assign(fanin, false);
-    helloPeer.assign(fanin, "");
-    peerMemory.setSync(mode == Mode::Sync);
-    peerMemory.resize(fanin);
-    lastSeen.assign(fanin, Clock::now());
-    if (resumeStep && mode != Mode::Sync) {
-      // Each trainer goes on from where this checkpoint saw it (the HELLO reply says).
-      if (llvm::Error err = resumeTrainerSteps(*resumeStep))
-        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
-      nextAsyncCheckpoint = nextCheckpointAfter(*resumeStep);
-    } else if (resumeStep) {
-      optimizedRounds = *resumeStep;
-      barrierRound.assign(fanin, *resumeStep);
-      lastStep.assign(fanin, *resumeStep);
-    } else if (checkpoints) { // the step a restart before the first checkpoint goes back to
-      if (llvm::Error err = checkpoints->write(0, program, scope, tables,
-                                               mode == Mode::Sync ? std::map<std::string, std::string>{}
-                                                              : trainerStepFields()))
-        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
-    }
-    if (checkpoints && mode == Mode::Sync) // it starts where the trainers' rollback requests point
-      rolledBackTo = optimizedRounds;
+    return resumeStep;
+  }
+
+  /// Takes connections: the server socket (runtime/transport/server_socket.h) at the endpoint.
+  llvm::Error bindSocket() {
     try {
       // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
       socket.set(zmq::sockopt::linger, 2000);
@@ -698,159 +735,198 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
-  /// Acts on one message of trainer `t` that passed handle()'s checks.
+  /// Acts on one message of trainer `t` (connection `peer`) that passed handle()'s checks, by
+  /// its kind.
   llvm::Error dispatch(const std::string &peer, Message &m, int64_t t) {
     const proto::MsgHeader &h = m.header;
     switch (h.kind()) {
     case proto::HELLO:
-      if (std::string why = checkJob(h, t); !why.empty())
-        return makeError("{0}", why);
-      // Without checkpoints nothing takes a sync trainer back once it trained: a HELLO for its
-      // slot from another connection is a restart or a second process, and both break the job.
-      if (mode == Mode::Sync && !checkpoints && live(t) && !helloPeer[t].empty() &&
-          helloPeer[t] != peer && barrierRound[t] > 0) {
-        lost[t] = true; // the process that trained in the slot is not waited for any more
-        peerMemory.retire(t, scope);
-        breakSyncJob(llvm::formatv("trainer {0} said HELLO again from another connection "
-                                   "after training: restarted, or a second process took its "
-                                   "slot",
-                                   t)
-                         .str());
-        return makeError("{0}", syncBroken);
-      }
-      if (h.has_rollback_to())
-        if (llvm::Error err = rollback(h.rollback_to(), t))
-          return err;
-      helloPeer[t] = peer;
-      {
-        proto::MsgHeader ok = helloReply(t, h.step());
-        peerMemory.greet(t, m, scope, gradTypes(), ok);
-        if (pid_t pid = peerMemory.trainerPid(t))
-          log(llvm::formatv("trainer {0} runs on this host (process {1}): gradients of {2} KiB "
-                            "or more and params of {3} KiB or more move through each other's "
-                            "memory",
-                            t, pid, kPeerMemoryMinBytes >> 10, kPeerParamMinBytes >> 10)
-                  .str());
-        reply(peer, ok);
-      }
-      return llvm::Error::success();
-    case proto::SEND_VAR: {
-      auto it = gradToBlock.find(h.var());
-      if (it == gradToBlock.end())
-        return makeError("var {0} is not a gradient this pserver takes", h.var());
-      if (llvm::Error err = checkPayload(m, h.var()))
-        return err;
-      // Read before the acknowledgement, after which the trainer may move on.
-      if (llvm::Error err = peerMemory.receive(t, m))
-        return err;
-      if (mode == Mode::Sync && h.step() != barrierRound[t])
-        return makeError("gradient {0} for step {1}, which is not trainer {2}'s step", h.var(),
-                         h.step(), t);
-      if (std::string bad = nonFiniteGradient(m, t); !bad.empty()) {
-        if (!opts.skipNonFinite)
-          return makeError("{0}; it is not applied (the trainer diverged: lower the learning "
-                           "rate)",
-                           bad);
-        if (mode == Mode::Sync)
-          skippedBlocks.insert(it->getValue());
-        skipUpdate(peer, h, bad);
-        return llvm::Error::success();
-      }
-      if (mode != Mode::Sync && h.landed())
-        return applyLanded(peer, t, h, it->getValue());
-      reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
-      if (mode == Mode::Sync) { // kept per trainer until the step's barrier
-        Tensor &copy = scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t)));
-        if (h.landed()) // the trainer wrote it there itself
-          return llvm::Error::success();
-        if (peerMemory.hasLanding(t, h.var())) // its buffer keeps the address it was given
-          std::memcpy(copy.raw(), m.payload.data(), copy.bytes());
-        else
-          m.moveInto(copy);
-        return llvm::Error::success();
-      }
-      // Applied by the block's thread, before any later get of what the block updates.
-      auto msg = std::make_shared<Message>(std::move(m));
-      workers->post(blockThread[it->getValue()], [this, msg, block = it->getValue()] {
-        msg->moveInto(*scope.find(msg->header.var()));
-        return applyUpdate(block);
-      });
-      return llvm::Error::success();
-    }
+      return onHello(peer, m, t);
+    case proto::SEND_VAR:
+      return onSendVar(peer, m, t);
     case proto::GET_VAR:
-      PserverPeerMemory::acceptsFrom(m);
-      if (!paramBlocks.count(h.var()))
-        return makeError("var {0} is not a parameter this pserver serves", h.var());
-      if (mode == Mode::Sync && optimizedRounds < barrierRound[t])
-        pending.push_back({peer, h});
-      else
-        replyVar(peer, h);
-      return llvm::Error::success();
-    case proto::PULL_ROWS: {
-      auto table = tables.check(m);
-      if (!table)
-        return table.takeError();
-      if (mode == Mode::Sync && optimizedRounds < barrierRound[t])
-        pending.push_back({peer, h, *table});
-      else
-        replyRows(peer, h, *table);
-      return llvm::Error::success();
-    }
-    case proto::PUSH_ROWS: {
-      auto table = tables.check(m);
-      if (!table)
-        return table.takeError();
-      if (mode == Mode::Sync && h.step() != barrierRound[t])
-        return makeError("rows of {0} for step {1}, which is not trainer {2}'s step", h.var(),
-                         h.step(), t);
-      if (std::string bad = tables.nonFiniteRows(m); !bad.empty()) {
-        if (!opts.skipNonFinite)
-          return makeError("{0}; they are not applied (the trainer diverged: lower the learning "
-                           "rate)",
-                           bad);
-        if (mode == Mode::Sync)
-          skippedTables.insert(*table);
-        skipUpdate(peer, h, bad);
-        return llvm::Error::success();
-      }
-      reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
-      auto push = std::make_shared<Message>(std::move(m));
-      if (mode == Mode::Sync) { // summed with the other trainers' at the step's barrier
-        tables.keep(*table, t, std::move(push));
-        return llvm::Error::success();
-      }
-      workers->post(tableThread[*table], [this, push, table = *table] {
-        tables.apply(table, *push);
-        return llvm::Error::success();
-      });
-      return llvm::Error::success();
-    }
+      return onGetVar(peer, m, t);
+    case proto::PULL_ROWS:
+      return onPullRows(peer, m, t);
+    case proto::PUSH_ROWS:
+      return onPushRows(peer, m, t);
     case proto::SEND_BARRIER:
-      if (mode == Mode::Sync) {
-        if (h.step() != barrierRound[t])
-          return makeError("send_barrier for step {0}, which is not trainer {1}'s step", h.step(),
-                           t);
-        ++barrierRound[t];
-      }
-      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
-      return mode == Mode::Sync ? tryOptimizeOrFail() : llvm::Error::success();
+      return onSendBarrier(peer, m, t);
     case proto::FETCH_BARRIER:
       reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
       return llvm::Error::success();
     case proto::COMPLETE:
-      completed[t] = true;
-      peerMemory.retire(t, scope);
-      if (!h.error().empty())
-        failures[t] = h.error();
-      log("trainer " + std::to_string(t) +
-          (h.error().empty() ? " completed" : " left after an error: " + h.error()));
-      reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
-      if (mode == Mode::Sync && !h.error().empty() && syncBroken.empty())
-        breakSyncJob(llvm::formatv("trainer {0} left after an error ({1})", t, h.error()).str());
-      return mode == Mode::Sync && syncBroken.empty() ? tryOptimizeOrFail() : llvm::Error::success();
+      return onComplete(peer, m, t);
     default:
       return makeError("a {0} message is not a request", kindName(h.kind()));
     }
+  }
+
+  /// A trainer's HELLO: checks its job, may take the pserver back to a checkpoint, and answers
+  /// with what the trainer needs (its step, each other's memory).
+  llvm::Error onHello(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    if (std::string why = checkJob(h, t); !why.empty())
+      return makeError("{0}", why);
+    // Without checkpoints nothing takes a sync trainer back once it trained: a HELLO for its
+    // slot from another connection is a restart or a second process, and both break the job.
+    if (mode == Mode::Sync && !checkpoints && live(t) && !helloPeer[t].empty() &&
+        helloPeer[t] != peer && barrierRound[t] > 0) {
+      lost[t] = true; // the process that trained in the slot is not waited for any more
+      peerMemory.retire(t, scope);
+      breakSyncJob(llvm::formatv("trainer {0} said HELLO again from another connection "
+                                 "after training: restarted, or a second process took its "
+                                 "slot",
+                                 t)
+                       .str());
+      return makeError("{0}", syncBroken);
+    }
+    if (h.has_rollback_to())
+      if (llvm::Error err = rollback(h.rollback_to(), t))
+        return err;
+    helloPeer[t] = peer;
+    proto::MsgHeader ok = helloReply(t, h.step());
+    peerMemory.greet(t, m, scope, gradTypes(), ok);
+    if (pid_t pid = peerMemory.trainerPid(t))
+      log(llvm::formatv("trainer {0} runs on this host (process {1}): gradients of {2} KiB or "
+                        "more and params of {3} KiB or more move through each other's memory",
+                        t, pid, kPeerMemoryMinBytes >> 10, kPeerParamMinBytes >> 10)
+              .str());
+    reply(peer, ok);
+    return llvm::Error::success();
+  }
+
+  /// A gradient: checked, acknowledged, and kept for the step's barrier (sync) or applied by
+  /// its block's thread (async, GEO).
+  llvm::Error onSendVar(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    auto it = gradToBlock.find(h.var());
+    if (it == gradToBlock.end())
+      return makeError("var {0} is not a gradient this pserver takes", h.var());
+    if (llvm::Error err = checkPayload(m, h.var()))
+      return err;
+    // Read before the acknowledgement, after which the trainer may move on.
+    if (llvm::Error err = peerMemory.receive(t, m))
+      return err;
+    if (mode == Mode::Sync && h.step() != barrierRound[t])
+      return makeError("gradient {0} for step {1}, which is not trainer {2}'s step", h.var(),
+                       h.step(), t);
+    if (std::string bad = nonFiniteGradient(m, t); !bad.empty()) {
+      if (!opts.skipNonFinite)
+        return makeError("{0}; it is not applied (the trainer diverged: lower the learning "
+                         "rate)",
+                         bad);
+      if (mode == Mode::Sync)
+        skippedBlocks.insert(it->getValue());
+      skipUpdate(peer, h, bad);
+      return llvm::Error::success();
+    }
+    if (mode != Mode::Sync && h.landed())
+      return applyLanded(peer, t, h, it->getValue());
+    reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
+    if (mode == Mode::Sync) { // kept per trainer until the step's barrier
+      Tensor &copy = scope.get(trainerCopyName(h.var(), static_cast<unsigned>(t)));
+      if (h.landed()) // the trainer wrote it there itself
+        return llvm::Error::success();
+      if (peerMemory.hasLanding(t, h.var())) // its buffer keeps the address it was given
+        std::memcpy(copy.raw(), m.payload.data(), copy.bytes());
+      else
+        m.moveInto(copy);
+      return llvm::Error::success();
+    }
+    // Applied by the block's thread, before any later get of what the block updates.
+    auto msg = std::make_shared<Message>(std::move(m));
+    workers->post(blockThread[it->getValue()], [this, msg, block = it->getValue()] {
+      msg->moveInto(*scope.find(msg->header.var()));
+      return applyUpdate(block);
+    });
+    return llvm::Error::success();
+  }
+
+  /// A param fetch: answered now, or once the trainer's step is applied (sync).
+  llvm::Error onGetVar(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    PserverPeerMemory::acceptsFrom(m);
+    if (!paramBlocks.count(h.var()))
+      return makeError("var {0} is not a parameter this pserver serves", h.var());
+    if (mode == Mode::Sync && optimizedRounds < barrierRound[t])
+      pending.push_back({peer, h});
+    else
+      replyVar(peer, h);
+    return llvm::Error::success();
+  }
+
+  /// A distributed table's rows: answered now, or once the trainer's step is applied (sync).
+  llvm::Error onPullRows(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    auto table = tables.check(m);
+    if (!table)
+      return table.takeError();
+    if (mode == Mode::Sync && optimizedRounds < barrierRound[t])
+      pending.push_back({peer, h, *table});
+    else
+      replyRows(peer, h, *table);
+    return llvm::Error::success();
+  }
+
+  /// A distributed table's gradient rows: kept for the step's barrier (sync) or applied by the
+  /// table's thread.
+  llvm::Error onPushRows(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    auto table = tables.check(m);
+    if (!table)
+      return table.takeError();
+    if (mode == Mode::Sync && h.step() != barrierRound[t])
+      return makeError("rows of {0} for step {1}, which is not trainer {2}'s step", h.var(),
+                       h.step(), t);
+    if (std::string bad = tables.nonFiniteRows(m); !bad.empty()) {
+      if (!opts.skipNonFinite)
+        return makeError("{0}; they are not applied (the trainer diverged: lower the learning "
+                         "rate)",
+                         bad);
+      if (mode == Mode::Sync)
+        skippedTables.insert(*table);
+      skipUpdate(peer, h, bad);
+      return llvm::Error::success();
+    }
+    reply(peer, makeHeader(proto::REPLY_OK, h.var(), t, h.step()));
+    auto push = std::make_shared<Message>(std::move(m));
+    if (mode == Mode::Sync) { // summed with the other trainers' at the step's barrier
+      tables.keep(*table, t, std::move(push));
+      return llvm::Error::success();
+    }
+    workers->post(tableThread[*table], [this, push, table = *table] {
+      tables.apply(table, *push);
+      return llvm::Error::success();
+    });
+    return llvm::Error::success();
+  }
+
+  /// The end of a trainer's step: sync optimizes once every trainer has closed it.
+  llvm::Error onSendBarrier(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    if (mode == Mode::Sync) {
+      if (h.step() != barrierRound[t])
+        return makeError("send_barrier for step {0}, which is not trainer {1}'s step", h.step(), t);
+      ++barrierRound[t];
+    }
+    reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+    return mode == Mode::Sync ? tryOptimizeOrFail() : llvm::Error::success();
+  }
+
+  /// A trainer is done (with the error it failed on, if any).
+  llvm::Error onComplete(const std::string &peer, Message &m, int64_t t) {
+    const proto::MsgHeader &h = m.header;
+    completed[t] = true;
+    peerMemory.retire(t, scope);
+    if (!h.error().empty())
+      failures[t] = h.error();
+    log("trainer " + std::to_string(t) +
+        (h.error().empty() ? " completed" : " left after an error: " + h.error()));
+    reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
+    if (mode == Mode::Sync && !h.error().empty() && syncBroken.empty())
+      breakSyncJob(llvm::formatv("trainer {0} left after an error ({1})", t, h.error()).str());
+    return mode == Mode::Sync && syncBroken.empty() ? tryOptimizeOrFail() : llvm::Error::success();
   }
 
   /// Async and GEO: applies the gradient trainer `t` wrote into its landing, there. The
@@ -1059,9 +1135,18 @@ struct PserverLoop::Impl {
     return receiveFrames(socket, std::chrono::milliseconds(0));
   }
 
+  /// Serves until every trainer completed, then says how the job went and saves what it must.
   llvm::Error loop() {
     if (llvm::Error err = init())
       return err;
+    logServing();
+    if (llvm::Error err = serve())
+      return err;
+    return finish();
+  }
+
+  /// The first lines: what this pserver serves, and how.
+  void logServing() {
     std::string threads = opts.serviceThreads > 0
                               ? std::to_string(opts.serviceThreads) + " service threads"
                               : std::string("the socket's thread");
@@ -1074,6 +1159,10 @@ struct PserverLoop::Impl {
       log(llvm::formatv("distributed tables: {0}: at most {1} rows a table",
                         opts.tableBudget.describe(), tables.rowsPerTable())
               .str());
+  }
+
+  /// Takes messages while a trainer is live; a fatal error, a stop signal or a timeout ends it.
+  llvm::Error serve() {
     while (anyLive()) {
       if (stopRequested())
         return failAll("stopped by signal " + std::to_string(stopSignal()));
@@ -1093,41 +1182,55 @@ struct PserverLoop::Impl {
       }
       if (!frames)
         continue;
-      std::string identity((*frames)[0].data<char>(), (*frames)[0].size());
-      if (ownUserOnly)
-        if (std::string why = strangerRefusal(frames->back(), "this pserver"); !why.empty()) {
-          logRejection(frames->back(),
-                       "rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
-          replyError(identity, proto::MsgHeader(), why);
-          continue;
-        }
-      lastActivity = Clock::now();
-      auto msg = decodeMessage(*frames, 1);
-      if (!msg) {
-        std::string why = llvm::toString(msg.takeError());
-        logRejection(frames->back(),
-                     "rejected a message from peer " + peerName((*frames)[0]) + ": " + why);
-        replyError(identity, proto::MsgHeader(), why);
+      if (!takeMessage(*frames))
         continue;
-      }
-      if (llvm::Error err = handle(identity, *msg)) {
-        if (err.isA<RolledBackError>()) { // a trainer that has not reconnected yet
-          llvm::consumeError(std::move(err));
-          replyRolledBack(identity, msg->header, *rolledBackTo);
-          continue;
-        }
-        std::string why = llvm::toString(std::move(err));
-        logRejection(frames->back(),
-                     llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
-                                   kindName(msg->header.kind()), msg->header.var(),
-                                   msg->header.trainer_id(), peerName((*frames)[0]), why)
-                         .str());
-        replyError(identity, msg->header, why);
-      }
       if (llvm::Error err = maybeCheckpointAsync())
         return err;
       logTableRoom();
     }
+    return llvm::Error::success();
+  }
+
+  /// Checks one message (its sender, its frames) and acts on it; a refusal is answered to its
+  /// sender and logged. False when it was refused before it reached a handler (or, rolled back,
+  /// by one): nothing changed.
+  bool takeMessage(std::vector<zmq::message_t> &frames) {
+    std::string identity(frames[0].data<char>(), frames[0].size());
+    if (ownUserOnly)
+      if (std::string why = strangerRefusal(frames.back(), "this pserver"); !why.empty()) {
+        logRejection(frames.back(),
+                     "rejected a message from peer " + peerName(frames[0]) + ": " + why);
+        replyError(identity, proto::MsgHeader(), why);
+        return false;
+      }
+    lastActivity = Clock::now();
+    auto msg = decodeMessage(frames, 1);
+    if (!msg) {
+      std::string why = llvm::toString(msg.takeError());
+      logRejection(frames.back(),
+                   "rejected a message from peer " + peerName(frames[0]) + ": " + why);
+      replyError(identity, proto::MsgHeader(), why);
+      return false;
+    }
+    if (llvm::Error err = handle(identity, *msg)) {
+      if (err.isA<RolledBackError>()) { // a trainer that has not reconnected yet
+        llvm::consumeError(std::move(err));
+        replyRolledBack(identity, msg->header, *rolledBackTo);
+        return false;
+      }
+      std::string why = llvm::toString(std::move(err));
+      logRejection(frames.back(), llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
+                                                kindName(msg->header.kind()), msg->header.var(),
+                                                msg->header.trainer_id(), peerName(frames[0]), why)
+                                      .str());
+      replyError(identity, msg->header, why);
+    }
+    return true;
+  }
+
+  /// After the last trainer: updates still queued, the job's failures, the final logs, the
+  /// tables' save and the last checkpoint.
+  llvm::Error finish() {
     // Updates still queued land before the params are saved.
     if (llvm::Error err = workers->drain())
       fatal = llvm::toString(std::move(err));

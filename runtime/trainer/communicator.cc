@@ -1,6 +1,7 @@
 // The trainer's communicator.
 #include "runtime/trainer/communicator.h"
 #include "runtime/wire/peer_memory.h"
+#include "support/deadline.h"
 #include "support/env_names.h"
 #include "support/memory_policy.h"
 
@@ -216,13 +217,13 @@ llvm::Error Communicator::sendOnSocket(const Request &r, const char *what,
   zmq::socket_t &s = socketFor(r.endpoint);
   // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the timeout
   // so a pserver that stopped reading is reported, not waited for forever.
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  Deadline deadline(timeout);
   for (;;) {
     try {
       sendMessage(s, r.header, r.tensor);
       return llvm::Error::success();
     } catch (const zmq::error_t &e) {
-      if (e.num() != EAGAIN || std::chrono::steady_clock::now() > deadline || stopRequested())
+      if (e.num() != EAGAIN || deadline.passed() || stopRequested())
         return makeError("{0}: cannot send to pserver {1} while {2} {3}: {4}", who(), r.endpoint,
                          what, r.header.var(), e.what());
     }
@@ -245,7 +246,7 @@ Communicator::receiveFrom(const Request &r, const char *what, std::chrono::milli
 
 llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *what,
                                                  std::chrono::milliseconds timeout) {
-  auto start = std::chrono::steady_clock::now();
+  Deadline deadline(timeout);
   std::optional<std::vector<zmq::message_t>> frames;
   if (auto it = connections_.find(r.endpoint); it != connections_.end() && it->second.lost) {
     needsRecovery_ = true;
@@ -254,17 +255,15 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
                      who(), r.endpoint, what);
   }
   while (!frames) { // wake up now and then to honour SIGTERM and notice dropped pservers
-    auto left = timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - start);
-    if (left.count() <= 0)
+    if (deadline.passed())
       return makeError(
           "{0}: no reply from pserver {1} in {2:f2} s while {3}{4}; is it running?", who(),
           r.endpoint,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), what,
+          deadline.elapsedSeconds(), what,
           r.header.var().empty() ? "" : " " + r.header.var());
     if (stopRequested())
       return makeError("{0}: stopped by signal while {1}", who(), what);
-    auto got = receiveFrom(r, what, std::min(left, std::chrono::milliseconds(200)));
+    auto got = receiveFrom(r, what, std::min(deadline.left(), std::chrono::milliseconds(200)));
     if (!got)
       return got.takeError();
     frames = std::move(*got);
@@ -466,15 +465,13 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
   std::map<std::string, int64_t> steps; // what each HELLO reply says the pserver applied
   for (const std::string &ep : endpoints_) {
     proto::MsgHeader hello = helloHeader(job, 0, ep);
-    auto start = std::chrono::steady_clock::now();
-    std::chrono::milliseconds backoff(50);
+    Deadline deadline(timeouts_.connect);
+    Backoff backoff(std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
     for (int attempt = 1;; ++attempt) {
       // A short wait per attempt (a HELLO sent before the pserver bound is simply retried),
       // never past the connect timeout.
-      auto left = timeouts_.connect - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          std::chrono::steady_clock::now() - start);
       auto wait = std::min({timeouts_.reply, std::chrono::milliseconds(2000),
-                            std::max(left, std::chrono::milliseconds(50))});
+                            std::max(deadline.left(), std::chrono::milliseconds(50))});
       auto reply = roundTrip({{hello, nullptr, ep}}, "connecting", wait);
       if (reply) {
         connections_[ep].greeted = true;
@@ -487,15 +484,13 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
         return makeError("{0}", why);
       // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
       closeConnection(ep);
-      auto waited = std::chrono::steady_clock::now() - start;
-      if (waited > timeouts_.connect || stopRequested()) {
+      if (deadline.passed() || stopRequested()) {
         needsRecovery_ = false; // it had the connect timeout to come back: no more waiting
         return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3:f2} s; is it "
                          "running and is the address right?",
-                         who(), ep, attempt, std::chrono::duration<double>(waited).count());
+                         who(), ep, attempt, deadline.elapsedSeconds());
       }
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+      backoff.pause(deadline);
     }
   }
   return pserversCheckpoint_ ? alignCheckpointSteps(job, steps) : llvm::Error::success();

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "support/deadline.h"
 #include "support/error.h"
 #include "support/signals.h"
 #include "llvm/ADT/SmallVector.h"
@@ -36,11 +37,6 @@ constexpr size_t kUncheckedPayloadBytes = 64 << 10;
 constexpr milliseconds kSendSlice(200);
 
 enum FrameFlag : uint8_t { kMore = 1, kLong = 2, kCommand = 4 };
-
-milliseconds left(Clock::time_point deadline) {
-  return std::max(milliseconds(0),
-                  std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-}
 
 timeval toTimeval(milliseconds ms) {
   return {static_cast<time_t>(ms.count() / 1000),
@@ -161,7 +157,7 @@ ZmtpLink::greet(int fd, std::string peerName, milliseconds timeout, PayloadLimit
 }
 
 llvm::Error ZmtpLink::handshake(milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
+  Deadline deadline(timeout);
   // Signature (0xFF, 8 bytes of padding, 0x7F), version 3.1, mechanism, as-server, filler.
   uint8_t greeting[kGreetingBytes] = {0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F, 3, 1};
   std::memcpy(greeting + 12, "NULL", 4);
@@ -173,15 +169,15 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
   // after seeing them, and closes on one it does not serve, so ours goes only after we saw its.
   constexpr size_t kVersionEnd = 11;
   iovec version[] = {{greeting, kVersionEnd}};
-  if (llvm::Error err = writeAll(version, left(deadline)))
+  if (llvm::Error err = writeAll(version, deadline.left()))
     return err;
 
-  waitUntil(deadline, timeout);
+  waitUntil(deadline.end(), timeout);
   while (end_ - begin_ < kGreetingBytes) {
     auto got = fill();
     if (!got)
       return got.takeError();
-    if (!*got && Clock::now() >= deadline)
+    if (!*got && deadline.passed())
       return fail("no ZeroMQ greeting in " + llvm::Twine(timeout.count()) + " ms");
   }
   const uint8_t *g = buffer_.data() + begin_;
@@ -198,7 +194,7 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
   iovec rest[] = {{greeting + kVersionEnd, kGreetingBytes - kVersionEnd},
                   {readyHead, readyHeadBytes},
                   {ready.data(), ready.size()}};
-  if (llvm::Error err = writeAll(rest, left(deadline)))
+  if (llvm::Error err = writeAll(rest, deadline.left()))
     return err;
 
   for (;;) {
@@ -207,7 +203,7 @@ llvm::Error ZmtpLink::handshake(milliseconds timeout) {
       return got.takeError();
     if (*got)
       break;
-    if (Clock::now() >= deadline)
+    if (deadline.passed())
       return fail("no READY in " + llvm::Twine(timeout.count()) + " ms");
   }
   Frame frame = takeFrame();
@@ -428,7 +424,7 @@ llvm::Error ZmtpLink::onCommand(const zmq::message_t &body) {
 }
 
 llvm::Error ZmtpLink::writeAll(llvm::MutableArrayRef<iovec> iov, milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
+  Deadline deadline(timeout);
   size_t first = 0, written = 0;
   // A message cut off part way leaves the stream unreadable for the peer: the link is broken.
   auto failed = [&](llvm::Error err) {
@@ -461,7 +457,7 @@ llvm::Error ZmtpLink::writeAll(llvm::MutableArrayRef<iovec> iov, milliseconds ti
     }
     // Each send waits at most its slice (SO_SNDTIMEO): a peer that takes a little at a time
     // still meets the deadline.
-    if (first < iov.size() && Clock::now() >= deadline)
+    if (first < iov.size() && deadline.passed())
       return failed(makeError("{0}: did not take a message in {1} ms", peerName_, timeout.count()));
   }
   return llvm::Error::success();

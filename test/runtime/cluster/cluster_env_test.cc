@@ -5,6 +5,7 @@
 #include "test/helpers/expect.h"
 
 using namespace oar::runtime;
+using oar::Role;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -24,19 +25,19 @@ TEST_CASE("Paddle 2.x fleet variables make a pserver or a trainer", "[runtime][c
                            {"PADDLE_TRAINERS_NUM", "4"},
                            {"POD_IP", "10.0.0.2"},
                            {"PADDLE_PORT", "6171"}}));
-  CHECK(ps.role == "pserver");
+  CHECK(ps.role == Role::Pserver);
   CHECK(ps.trainers == 4);
   CHECK(requireValue(pserverIndex(ps)) == 1);
   ClusterSpec tr = requireValue(specOf({{"TRAINING_ROLE", "TRAINER"},
                                         {"PADDLE_PSERVERS_IP_PORT_LIST", "10.0.0.1:6170"},
                                         {"PADDLE_TRAINERS_NUM", "4"},
                                         {"PADDLE_TRAINER_ID", "3"}}));
-  CHECK(tr.role == "trainer");
+  CHECK(tr.role == Role::Trainer);
   CHECK(tr.trainerId == 3);
   CHECK(tr.pservers == std::vector<std::string>{"10.0.0.1:6170"});
   // 1.x and 2.x names of one setting may both be set, if they agree.
   CHECK(requireValue(specOf({{"TRAINING_ROLE", "trainer"}, {"PADDLE_TRAINING_ROLE", "TRAINER"}}))
-            .role == "trainer");
+            .role == Role::Trainer);
   CHECK_THAT(errorText(specOf({{"TRAINING_ROLE", "PSERVER"}, {"PADDLE_TRAINING_ROLE", "TRAINER"}})),
              Contains("PADDLE_TRAINING_ROLE is \"TRAINER\" but TRAINING_ROLE is \"PSERVER\""));
   CHECK_THAT(
@@ -55,13 +56,13 @@ TEST_CASE("TF_CONFIG's chief is trainer 0 and its workers follow", "[runtime][cl
                                  type + R"(", "index": )" + std::to_string(index) + "}}"}};
   };
   ClusterSpec chief = requireValue(specOf(tf("chief", 0)));
-  CHECK(chief.role == "trainer");
+  CHECK(chief.role == Role::Trainer);
   CHECK(chief.trainerId == 0);
   CHECK(chief.trainers == 3);
   CHECK(requireValue(specOf(tf("worker", 0))).trainerId == 1);
   CHECK(requireValue(specOf(tf("worker", 1))).trainerId == 2);
   ClusterSpec ps = requireValue(specOf(tf("ps", 1)));
-  CHECK(ps.role == "pserver");
+  CHECK(ps.role == Role::Pserver);
   CHECK(ps.currentEndpoint == "p:2");
   CHECK_THAT(errorText(specOf(tf("worker", 2))),
              Contains("TF_CONFIG task.index 2 is out of range for 2 worker task(s)"));
@@ -73,7 +74,7 @@ TEST_CASE("TF_CONFIG's chief is trainer 0 and its workers follow", "[runtime][cl
 
 TEST_CASE("a node never trains alone by mistake: mixed, half or unsupported conventions fail",
           "[runtime][cluster]") {
-  CHECK(requireValue(specOf({})).role.empty()); // nothing set: one machine, as asked
+  CHECK(requireValue(specOf({})).role == Role::None); // nothing set: one machine, as asked
   CHECK_THAT(errorText(specOf({{"TF_CONFIG", "{}"}, {"PADDLE_TRAINING_ROLE", "TRAINER"}})),
              Contains("the environment sets TF_CONFIG (TF_CONFIG) and PADDLE_TRAINING_ROLE "
                       "(Paddle); a node follows one launch convention"));
@@ -100,7 +101,7 @@ TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and
                                         {"MS_SERVER_NUM", "2"},
                                         {"MS_WORKER_NUM", "3"},
                                         {"OAR_NODE_HOST", "10.0.0.4"}}));
-  CHECK(ms.role == "pserver");
+  CHECK(ms.role == Role::Pserver);
   CHECK(ms.scheduler == "10.0.0.9:8119");
   CHECK(ms.pserverCount == 2);
   CHECK(ms.trainers == 3);
@@ -110,7 +111,7 @@ TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and
                                         {"DMLC_PS_ROOT_PORT", "9000"},
                                         {"DMLC_NUM_SERVER", "1"},
                                         {"DMLC_NUM_WORKER", "2"}}));
-  CHECK(ps.role == "scheduler");
+  CHECK(ps.role == Role::Scheduler);
   CHECK(ps.scheduler == "127.0.0.1:9000");
   CHECK(ps.nodeHost == "127.0.0.1");
   CHECK_THAT(errorText(specOf({{"DMLC_ROLE", "boss"},
@@ -133,14 +134,14 @@ TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and
   CHECK_THAT(errorText(placeMpiRank(rank)), Contains("give --scheduler HOST:PORT"));
   rank.scheduler = "127.0.0.1:7000", rank.pserverCount = 2;
   REQUIRE_OK(placeMpiRank(rank));
-  CHECK(rank.role == "trainer");
+  CHECK(rank.role == Role::Trainer);
   CHECK(rank.askedId == 1);
   CHECK(rank.trainers == 3);
   CHECK_FALSE(rank.runsScheduler);
   ClusterSpec zero = requireValue(specOf({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
   zero.scheduler = "127.0.0.1:7000", zero.pserverCount = 1;
   REQUIRE_OK(placeMpiRank(zero));
-  CHECK(zero.role == "pserver");
+  CHECK(zero.role == Role::Pserver);
   CHECK(zero.askedId == 0);
   CHECK(zero.runsScheduler);
   zero.pserverCount = 2;
@@ -148,13 +149,13 @@ TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and
 
   // Slurm sets SLURM_PROCID in every process of a job: alone it changes nothing.
   ClusterSpec task = requireValue(specOf({{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}}));
-  CHECK(task.role.empty());
+  CHECK(task.role == Role::None);
   CHECK(task.slurmRank == 2);
   CHECK_FALSE(useSlurmRank(task)); // no --pserver-count: a single-machine run
   task.pserverCount = 1, task.scheduler = "127.0.0.1:7000";
   REQUIRE(useSlurmRank(task));
   REQUIRE_OK(placeMpiRank(task));
-  CHECK(task.role == "trainer");
+  CHECK(task.role == Role::Trainer);
   CHECK(task.askedId == 1);
   CHECK(task.trainers == 3);
   ClusterSpec paddle = requireValue(specOf({{"SLURM_PROCID", "0"},

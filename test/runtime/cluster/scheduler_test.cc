@@ -43,7 +43,7 @@ struct SchedulerInThread {
   SchedulerRequest request(const std::string &role, int64_t id = -1) const {
     SchedulerRequest r;
     r.scheduler = opts.endpoint;
-    r.role = role;
+    r.role = llvm::cantFail(parseRole(role));
     r.askedId = id;
     r.pservers = opts.pservers, r.trainers = opts.trainers;
     r.timeout = std::chrono::milliseconds(10000);
@@ -151,7 +151,7 @@ TEST_CASE("with CURVE keys the scheduler takes only the pservers' key and listed
   auto request = [&](const std::string &role, const CurveKeyPair &keys) {
     SchedulerRequest r;
     r.scheduler = opts.endpoint;
-    r.role = role;
+    r.role = llvm::cantFail(parseRole(role));
     r.pservers = r.trainers = 1;
     r.endpoint = role == "pserver" ? "127.0.0.1:40000" : "";
     r.curve.own = keys;
@@ -256,10 +256,10 @@ TEST_CASE("a node notices a scheduler that stops answering, runs on, and rejoins
   r.scheduler = opts.endpoint;
   r.pservers = r.trainers = 1;
   r.timeout = std::chrono::milliseconds(10000);
-  r.role = "pserver", r.endpoint = "127.0.0.1:40000";
+  r.role = Role::Pserver, r.endpoint = "127.0.0.1:40000";
   auto p = std::async(std::launch::async, [&] { return SchedulerLink::join(r, log); });
   SchedulerRequest t = r;
-  t.role = "trainer", t.endpoint.clear();
+  t.role = Role::Trainer, t.endpoint.clear();
   auto trainer = requireValue(SchedulerLink::join(t, log));
   auto ps = requireValue(p.get());
   std::this_thread::sleep_for(std::chrono::milliseconds(2500)); // answered all along
@@ -305,7 +305,7 @@ TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming 
           "[runtime][cluster][scheduler]") {
   SchedulerRequest r;
   r.scheduler = "127.0.0.1:" + std::to_string(pickFreePorts(1).front());
-  r.role = "trainer";
+  r.role = Role::Trainer;
   r.pservers = r.trainers = 1;
   r.timeout = std::chrono::milliseconds(500);
   CHECK_THAT(errorText(SchedulerLink::join(r, {})),

@@ -241,7 +241,7 @@ TEST_CASE("the role comes from Paddle's variables or from TF_CONFIG", "[runtime]
                                          {"PADDLE_CURRENT_IP", "10.0.0.2"}};
   auto get = [&](const char *n) { return env.count(n) ? env[n].c_str() : nullptr; };
   ClusterSpec s = requireValue(clusterFromEnv(get));
-  CHECK(s.role == "pserver");
+  CHECK(s.role == Role::Pserver);
   CHECK(s.pservers == std::vector<std::string>{"10.0.0.1:6174", "10.0.0.2:6174"});
   CHECK(s.trainers == 3);
   CHECK(requireValue(pserverIndex(s)) == 1);
@@ -249,7 +249,7 @@ TEST_CASE("the role comes from Paddle's variables or from TF_CONFIG", "[runtime]
   env = {{"TF_CONFIG", R"({"cluster": {"ps": ["h1:1", "h2:2"], "worker": ["w1:3", "w2:4", "w3:5"]},
                            "task": {"type": "worker", "index": 2}})"}};
   s = requireValue(clusterFromEnv(get));
-  CHECK(s.role == "trainer");
+  CHECK(s.role == Role::Trainer);
   CHECK(s.trainerId == 2);
   CHECK(s.trainers == 3);
   CHECK(s.pservers.size() == 2);

@@ -87,7 +87,7 @@ JobResult runJob(ModelBuilder &m, int pservers, const std::string &mode) {
     nodes.push_back(std::async(std::launch::async, [&, i] {
       NodeOptions opts;
       opts.heldPort = ports[i];
-      opts.cluster.role = "pserver";
+      opts.cluster.role = Role::Pserver;
       return runPserver({r.pserver(i), r.pserverStartup(i)}, opts);
     }));
   JobResult result;
