@@ -19,7 +19,7 @@ std::string endpointOf(const runtime::HeldPort &port) {
 
 std::string handOver(runtime::HeldPort &port) {
   fcntl(port.fd(), F_SETFD, 0);
-  return std::string(env::kOarListenFd) + "=" + std::to_string(port.fd());
+  return "env " + std::string(env::kOarListenFd) + "=" + std::to_string(port.fd());
 }
 
 std::vector<int> pickFreePorts(int n) {

@@ -14,7 +14,7 @@ namespace oar {
 std::shared_ptr<runtime::HeldPort> holdPort();
 /// "127.0.0.1:PORT" of `port`.
 std::string endpointOf(const runtime::HeldPort &port);
-/// The environment assignment ("OAR_LISTEN_FD=N") that hands `port` to a node started by a
+/// The command prefix ("env OAR_LISTEN_FD=N") that hands `port` to a node started by a
 /// shell command of this test: it stays open across exec (every process the command starts
 /// inherits it; only the node told takes it over). Not for a node that restarts: its second
 /// start must bind the port itself, which the copies others hold would prevent.

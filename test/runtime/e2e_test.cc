@@ -503,16 +503,16 @@ TEST_CASE("trainers that cannot reach one pserver tell the others, which end at 
   // that had already given up.
   std::string dir = scratchDir("e2e_unreachable_pserver");
   makeFitALine(dir + "/model", "--batch-size=10 --epochs=2");
-  auto ports = pickFreePorts(2);
-  std::string list =
-      "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
+  std::shared_ptr<runtime::HeldPort> served = holdPort();
+  int nobodys = pickFreePorts(1)[0]; // pserver 1's: nothing serves it
+  std::string list = endpointOf(*served) + ",127.0.0.1:" + std::to_string(nobodys);
   std::string node = "PADDLE_PSERVERS_IP_PORT_LIST=" + list + " PADDLE_TRAINERS=2 timeout 60 " +
                      binDir() + "/oar-executor --main " + dir + "/model/main.pb --startup " + dir +
                      "/model/startup.pb --connect-timeout-ms 2000";
   auto start = std::chrono::steady_clock::now();
   std::string out;
-  runCommand("PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=127.0.0.1:" +
-                 std::to_string(ports[0]) + " " + node + " > " + dir + "/ps.log 2>&1 & ps=$!; " +
+  runCommand(handOver(*served) + " PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=" +
+                 endpointOf(*served) + " " + node + " > " + dir + "/ps.log 2>&1 & ps=$!; " +
                  "for i in 0 1; do PADDLE_TRAINING_ROLE=TRAINER PADDLE_TRAINER_ID=$i " + node +
                  " > " + dir + "/t$i.log 2>&1 & done; wait $ps; echo \"pserver $?\"; wait",
              out);
@@ -521,7 +521,7 @@ TEST_CASE("trainers that cannot reach one pserver tell the others, which end at 
   CHECK_THAT(out, Contains("pserver 3")); // failed because its trainers did
   CHECK_THAT(readFile(dir + "/ps.log"),
              Contains("trainer(s) 0, 1 failed; the first: trainer ") &&
-                 Contains("cannot reach pserver 127.0.0.1:" + std::to_string(ports[1])));
+                 Contains("cannot reach pserver 127.0.0.1:" + std::to_string(nobodys)));
   CHECK(secs < 15);
 }
 
@@ -564,11 +564,11 @@ TEST_CASE("oar-launch stops every node when one fails and shows its last lines",
 TEST_CASE("SIGTERM stops a waiting pserver cleanly with a message", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_sigterm");
   makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2");
-  auto port = pickFreePorts(1)[0];
+  std::shared_ptr<runtime::HeldPort> port = holdPort();
   std::string out =
-      run("cd " + dir + " && (" + binDir() +
-          "/oar-executor --role pserver --trainers 1 --pservers 127.0.0.1:" + std::to_string(port) +
-          " --endpoint 127.0.0.1:" + std::to_string(port) +
+      run("cd " + dir + " && (" + handOver(*port) + " " + binDir() +
+          "/oar-executor --role pserver --trainers 1 --pservers " + endpointOf(*port) +
+          " --endpoint " + endpointOf(*port) +
           " --main model/main.pb --startup model/startup.pb > ps.log 2>&1 & pid=$!; "
           // Killed once it serves (a loaded machine may take seconds to start it).
           "for i in $(seq 300); do grep -q serving ps.log && break; sleep 0.05; done; "
@@ -583,19 +583,19 @@ TEST_CASE("a checkpoint directory in use by one job's pserver is refused to anot
   // --checkpoint-dir: the second must refuse at once instead of deleting the first's files.
   std::string dir = scratchDir("e2e_checkpoint_lock");
   makeModel(dir + "/model", "--model=linear --in=2 --out=1 --batch-size=2");
-  auto ports = pickFreePorts(2);
-  auto pserver = [&](uint16_t port) {
-    std::string ep = "127.0.0.1:" + std::to_string(port);
-    return binDir() + "/oar-executor --role pserver --trainers 1 --pservers " + ep +
-           " --endpoint " + ep +
+  std::shared_ptr<runtime::HeldPort> ports[] = {holdPort(), holdPort()};
+  auto pserver = [&](runtime::HeldPort &port) {
+    std::string ep = endpointOf(port);
+    return handOver(port) + " " + binDir() +
+           "/oar-executor --role pserver --trainers 1 --pservers " + ep + " --endpoint " + ep +
            " --main model/main.pb --startup model/startup.pb --checkpoint-dir ckpt";
   };
   std::string out =
-      run("cd " + dir + " && (" + pserver(ports[0]) +
+      run("cd " + dir + " && (" + pserver(*ports[0]) +
           " > first.log 2>&1 & pid=$!; "
           "for i in $(seq 300); do grep -q serving first.log && break; sleep 0.05; "
           "done; timeout 20 " +
-          pserver(ports[1]) +
+          pserver(*ports[1]) +
           " > second.log 2>&1; echo \"second rc $?\"; kill -TERM $pid; wait $pid; true)");
   std::string second = readFile(dir + "/second.log");
   INFO(out << second);
@@ -617,15 +617,16 @@ TEST_CASE("a checkpoint directory in use by one job's pserver is refused to anot
 TEST_CASE("nodes run an oar-transpile directory with --dir", "[e2e][runtime]") {
   std::string dir = scratchDir("e2e_dir");
   makeFitALine(dir + "/model", "--lr=0.01 --batch-size=20 --epochs=2");
-  auto port = std::to_string(pickFreePorts(1)[0]);
+  std::shared_ptr<runtime::HeldPort> port = holdPort();
   run(binDir() + "/oar-transpile --quiet --main " + dir + "/model/main.pb --startup " + dir +
-      "/model/startup.pb --trainers 1 --pservers 127.0.0.1:" + port + " -o " + dir + "/dist");
-  std::string out = run(
-      "cd " + dir + " && (PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=127.0.0.1:" + port +
-      " " + binDir() +
-      "/oar-executor --dir dist --save saved > ps.log 2>&1 & "
-      "PADDLE_TRAINING_ROLE=TRAINER PADDLE_TRAINER_ID=0 " +
-      binDir() + "/oar-executor --dir dist --save saved; wait $!; echo \"pserver rc $?\")");
+      "/model/startup.pb --trainers 1 --pservers " + endpointOf(*port) + " -o " + dir + "/dist");
+  std::string out =
+      run("cd " + dir + " && (" + handOver(*port) +
+          " PADDLE_TRAINING_ROLE=PSERVER PADDLE_CURRENT_ENDPOINT=" + endpointOf(*port) + " " +
+          binDir() +
+          "/oar-executor --dir dist --save saved > ps.log 2>&1 & "
+          "PADDLE_TRAINING_ROLE=TRAINER PADDLE_TRAINER_ID=0 " +
+          binDir() + "/oar-executor --dir dist --save saved; wait $!; echo \"pserver rc $?\")");
   INFO(out);
   CHECK_THAT(out, Contains("trainer 0: trained 42 steps") && Contains("pserver rc 0"));
   CHECK(llvm::sys::fs::exists(dir + "/saved/fc_0.w_0.npy"));

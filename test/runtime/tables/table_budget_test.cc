@@ -162,12 +162,14 @@ TEST_CASE("a pserver with a 200 MB table budget takes 10 M distinct keys in its 
   REQUIRE_OK(saveProgram(m.main(), dir + "/main.pb", "table_budget_test"));
   REQUIRE_OK(saveProgram(m.startup(), dir + "/startup.pb", "table_budget_test"));
 
-  std::string ep = "127.0.0.1:" + std::to_string(pickFreePorts(1)[0]);
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string ep = endpointOf(*port);
   std::string node = binDir() + "/oar-executor --mode async --pservers " + ep +
                      " --trainers 1 --main main.pb --startup startup.pb --num-threads 1 ";
   // VmHWM is the pserver's peak resident memory; sampled until it exits.
   std::string out =
-      run("cd " + dir + " && (" + node + "--role pserver --endpoint " + ep + " --table-memory-mb " +
+      run("cd " + dir + " && (" + handOver(*port) + " " + node + "--role pserver --endpoint " + ep +
+          " --table-memory-mb " +
           budgetMb +
           " > ps.log 2>&1 & pid=$!; "
           "(while kill -0 $pid 2>/dev/null; do grep VmHWM /proc/$pid/status >> hwm.txt; "
