@@ -345,7 +345,8 @@ static std::shared_ptr<oar::runtime::HeldPort> heldPort;
 
 static oar::runtime::SchedulerOptions schedulerOptions(const oar::runtime::ClusterSpec &c) {
   oar::runtime::SchedulerOptions s;
-  s.heldPort = heldPort;
+  if (c.role == Role::Scheduler) // not MPI rank 0's thread: the port is its pserver's
+    s.heldPort = heldPort;
   s.endpoint = !c.scheduler.empty() ? c.scheduler : c.currentEndpoint;
   s.bind = bind;
   s.pservers = c.pserverCount;
@@ -584,8 +585,8 @@ int main(int argc, char **argv) {
   opts.cluster = exitOnErr(oar::runtime::clusterFromEnv([](const char *n) { return getenv(n); }));
   oar::runtime::ClusterSpec &c = opts.cluster;
   if (role.getNumOccurrences()) {
-    auto parsed = oar::parseRole(role);
-    if (!parsed || *parsed == Role::None) {
+    auto parsed = oar::parseRole(role); // "" (Role::None): one machine, as before a role
+    if (!parsed) {
       llvm::consumeError(parsed.takeError());
       exitOnErr(oar::makeError("--role \"{0}\" must be trainer, pserver or scheduler", role));
     }

@@ -94,8 +94,8 @@ void LaunchedNodes::start(const std::string &name, const std::vector<std::string
     return;
   auto node = std::make_unique<LaunchedNode>();
   node->name = name;
-  if (port)
-    env.emplace_back(env::kOarListenFd, std::to_string(port->fd()));
+  // Only this node's: one inherited from the launcher's own environment would name no socket.
+  env.emplace_back(env::kOarListenFd, port ? std::to_string(port->fd()) : std::string());
   auto pid = spawn(executor_, args, env, port ? port->fd() : -1, node->outFd);
   if (!pid) {
     startFailure_ = "cannot start " + name + " (" + llvm::toString(pid.takeError()) + ")";

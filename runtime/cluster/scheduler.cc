@@ -34,7 +34,8 @@ public:
       socket_.set(zmq::sockopt::linger, 1000);
       socket_.set(zmq::sockopt::router_mandatory, true);
     } catch (const zmq::error_t &e) {
-      return makeError("scheduler {0}: {1}", opts_.endpoint, e.what());
+      return makeError("scheduler {0}: cannot set its socket's options: {1}", opts_.endpoint,
+                       e.what());
     }
     ServerSocketSpec spec;
     spec.endpoint = opts_.endpoint, spec.bind = opts_.bind, spec.curve = opts_.curve;

@@ -76,15 +76,17 @@ static llvm::Error checkOtherJobs(llvm::StringRef dir, llvm::StringRef ownName,
     // A running job holds its file shared for its whole life; a node checking whether that job
     // ended (as this one is) holds it exclusively for an instant. Only a hold that lasts is a
     // running job: the nodes of a job started after a killed one all check its file at once.
-    int fd = -1;
+    int fd = -1, why = 0;
     for (int attempt = 0; attempt < 50; ++attempt) {
+      if (attempt > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
       fd = openLocked(it->path(), LOCK_EX);
-      if (fd >= 0 || errno != EWOULDBLOCK)
+      why = errno; // before anything else can set it
+      if (fd >= 0 || why != EWOULDBLOCK)
         break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (fd < 0) {
-      if (errno != EWOULDBLOCK)
+      if (why != EWOULDBLOCK)
         continue; // vanished meanwhile, or not ours to open: not a running job's hold
       llvm::StringRef other = name.drop_front(kPrefix.size()).drop_back(kSuffix.size());
       return makeError("{3} directory {0} is in use by another running job ({1}, {2}): give "

@@ -288,7 +288,7 @@ struct PserverLoop::Impl {
       // ZeroMQ allocates it: junk cannot hold the pserver's memory.
       socket.set(zmq::sockopt::maxmsgsize, largestLegalMessage());
     } catch (const zmq::error_t &e) {
-      return makeError("pserver {0}: {1}", endpoint, e.what());
+      return makeError("pserver {0}: cannot set its socket's options: {1}", endpoint, e.what());
     }
     ServerSocketSpec spec;
     spec.endpoint = endpoint, spec.bind = opts.bind, spec.curve = opts.curve;

@@ -40,6 +40,11 @@ llvm::Expected<HeldPort> HeldPort::listenOn(uint32_t address) {
   addr.sin_addr.s_addr = htonl(address);
   // Listening now, not only bound: a client that connects before the server takes the socket
   // over waits in its backlog instead of being refused.
+  if (fd >= 0 && fd < 3) { // stdin, stdout or stderr were closed: a node's 0-2 are not ours
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    fd = high;
+  }
   bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
             listen(fd, SOMAXCONN) == 0 && localAddress(fd, addr);
   int err = errno;
