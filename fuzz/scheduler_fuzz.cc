@@ -60,9 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         continue;
       members.assignIds();
       assigned = true;
-      std::set<std::pair<std::string, int64_t>> ids;
+      std::set<std::pair<oar::Role, int64_t>> ids;
       for (const Member &m : members.members()) {
-        int64_t count = m.role == "pserver" ? opts.pservers : opts.trainers;
+        int64_t count = m.role == oar::Role::Pserver ? opts.pservers : opts.trainers;
         require(m.id >= 0 && m.id < count);
         require(ids.insert({m.role, m.id}).second);
       }
@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         members.lateRefusal(*msg, key).empty()) {
       int64_t highest = -1;
       for (const Member &other : members.members())
-        if (other.role == "trainer")
+        if (other.role == oar::Role::Trainer)
           highest = std::max(highest, other.id);
       require(members.runningTrainers() < opts.maxTrainers);
       require(members.addLate(identity).id == highest + 1);
