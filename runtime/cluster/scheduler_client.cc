@@ -6,6 +6,7 @@
 #include "executor/threads.h"
 #include "runtime/cluster/cluster.h"
 #include "runtime/cluster/scheduler.pb.h"
+#include "runtime/transport/channel.h"
 #include "runtime/transport/held_port.h"
 #include "runtime/wire/protocol.h"
 #include "support/endpoint.h"
@@ -19,8 +20,8 @@ struct SchedulerLink::Impl {
   std::string scheduler;
   std::function<void(const std::string &)> log;
   zmq::context_t context{1};
-  zmq::socket_t socket{context, zmq::socket_type::dealer};
-  std::mutex sending; ///< leave() and the heartbeat thread share the socket
+  std::unique_ptr<Channel> channel;
+  std::mutex sending; ///< leave() and the heartbeat thread share the channel
   mutable std::mutex goneMutex;
   std::map<int64_t, std::string> goneTrainers;
 
@@ -35,22 +36,20 @@ struct SchedulerLink::Impl {
   void sendMessage(const proto::SchedMsg &msg) {
     std::string bytes = msg.SerializeAsString();
     std::lock_guard<std::mutex> lock(sending);
-    try {
-      socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-    } catch (const zmq::error_t &) {
-      // The scheduler is gone or not reading: it notices this node by its silence.
-    }
+    // Without waiting: a scheduler that is gone or not reading notices this node by its silence.
+    llvm::consumeError(
+        channel->send({zmq::message_t(bytes.data(), bytes.size())}, std::chrono::milliseconds(0)));
   }
 
   /// One scheduler message, waiting at most `timeout`.
   std::optional<proto::SchedMsg> receive(std::chrono::milliseconds timeout) {
     std::lock_guard<std::mutex> lock(sending);
-    std::optional<std::vector<zmq::message_t>> frames;
-    try {
-      frames = receiveFrames(socket, timeout);
-    } catch (const zmq::error_t &) { // EINTR: a signal; the caller's loop looks at it
+    auto got = channel->receive(timeout);
+    if (!got) { // the caller's loop ends on its timeout
+      llvm::consumeError(got.takeError());
       return std::nullopt;
     }
+    std::optional<std::vector<zmq::message_t>> &frames = *got;
     proto::SchedMsg msg;
     if (!frames || frames->size() != 1 ||
         !msg.ParseFromArray((*frames)[0].data(), (*frames)[0].size()))
@@ -75,22 +74,17 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
   reg.set_job_id(request.jobId);
   reg.set_pservers_count(request.pservers);
   reg.set_trainers_count(request.trainers);
-  try {
-    if (request.curve.enabled()) {
-      const CurveConfig &c = request.curve;
-      impl->socket.set(zmq::sockopt::curve_serverkey,
-                       c.serverKey.empty() ? c.own->publicKey : c.serverKey);
-      impl->socket.set(zmq::sockopt::curve_publickey, c.own->publicKey);
-      impl->socket.set(zmq::sockopt::curve_secretkey, c.own->secretKey);
-    }
-    impl->socket.set(zmq::sockopt::linger, 1000);
-    impl->socket.set(zmq::sockopt::maxmsgsize, int64_t{1} << 20);
-    impl->socket.connect(connectAddress(request.scheduler));
-    // Queued until the connection is up: the scheduler may start after this node.
-    impl->socket.send(zmq::buffer(reg.SerializeAsString()), zmq::send_flags::dontwait);
-  } catch (const zmq::error_t &e) {
-    return makeError("scheduler {0}: cannot reach it: {1}", request.scheduler, e.what());
-  }
+  DealerOptions options;
+  options.curve = request.curve; // no server key: the scheduler has this node's own key pair
+  options.linger = std::chrono::milliseconds(1000);
+  options.maxMessageBytes = int64_t{1} << 20;
+  auto channel = openDealer(impl->context, request.scheduler, options);
+  if (!channel)
+    return makeError("scheduler {0}: cannot reach it: {1}", request.scheduler,
+                     llvm::toString(channel.takeError()));
+  impl->channel = std::move(*channel);
+  // Queued until the connection is up: the scheduler may start after this node.
+  impl->sendMessage(reg);
   auto start = std::chrono::steady_clock::now();
   for (;;) {
     if (request.shouldStop && request.shouldStop())

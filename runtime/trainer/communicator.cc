@@ -41,47 +41,42 @@ const std::string *Communicator::linkAddress(const std::string &endpoint) {
 }
 
 size_t Communicator::linkedPservers() const {
-  return llvm::count_if(connections_, [](const auto &c) { return c.second.link != nullptr; });
+  return llvm::count_if(
+      connections_, [](const auto &c) { return c.second.channel && c.second.channel->direct(); });
 }
 
-llvm::Error Communicator::sendOnLink(const Request &r, const char *what,
-                                     std::chrono::milliseconds timeout) {
+llvm::Expected<Channel *> Communicator::channelFor(const Request &r, const char *what) {
   Connection &c = connections_[r.endpoint];
-  if (!c.link) {
-    // A live pserver answers in milliseconds; connect() retries a silent one within its own
-    // budget, so one attempt must not take all of it.
-    auto wait = std::min({timeouts_.connect, timeouts_.reply, std::chrono::milliseconds(2000)});
-    auto link = ZmtpLink::connect(*linkAddress(r.endpoint), wait, announcedPayloadBytes);
-    if (!link) {
-      // A refusal ends connect()'s retries, with the socket path's words for a CURVE pserver.
-      std::string why;
-      llvm::handleAllErrors(
-          link.takeError(),
-          [&](const ZmtpRefusal &refusal) {
-            lastFailureWasRefusal_ = true;
-            why = refusal.wantsCurve()
-                      ? "the ZeroMQ handshake failed: does it require CURVE keys (--curve-secret, "
-                        "--curve-server-key)?"
-                      : refusal.message();
-          },
-          [&](const llvm::ErrorInfoBase &other) { why = other.message(); });
-      return makeError("{0}: cannot reach pserver {1} while {2}: {3}", who(), r.endpoint, what,
-                       why);
+  if (c.channel)
+    return c.channel.get();
+  llvm::Expected<std::unique_ptr<Channel>> channel = [&] {
+    if (const std::string *address = linkAddress(r.endpoint)) {
+      // A live pserver answers in milliseconds; connect() retries a silent one within its own
+      // budget, so one attempt must not take all of it.
+      return openLink(*address, std::min({timeouts_.connect, timeouts_.reply,
+                                          std::chrono::milliseconds(2000)}));
     }
-    c.link = std::move(*link);
+    DealerOptions options;
+    options.curve = curve_;
+    options.watch = true;
+    return openDealer(context_, r.endpoint, options);
+  }();
+  if (!channel) {
+    // A refusal ends connect()'s retries.
+    std::string why = llvm::toString(
+        llvm::handleErrors(channel.takeError(), [&](const ChannelRefused &refusal) -> llvm::Error {
+          lastFailureWasRefusal_ = true;
+          return makeError("{0}", refusal.message());
+        }));
+    return makeError("{0}: cannot reach pserver {1} while {2}: {3}", who(), r.endpoint, what, why);
   }
-  EncodedMessage m = encodeMessage(r.header, r.tensor);
-  llvm::SmallVector<llvm::ArrayRef<uint8_t>, 2> frames{{m.header.data<uint8_t>(), m.header.size()}};
-  if (!m.payload.empty())
-    frames.push_back(m.payload);
-  if (llvm::Error err = c.link->send(frames, timeout))
-    return linkFailure(c, r, what, std::move(err));
-  return llvm::Error::success();
+  c.channel = std::move(*channel);
+  return c.channel.get();
 }
 
-llvm::Error Communicator::linkFailure(Connection &c, const Request &r, const char *what,
-                                      llvm::Error err) {
-  if (c.link->peerClosed() && c.connected && !c.completed) { // as checkDisconnects says it
+llvm::Error Communicator::channelFailure(Connection &c, const Request &r, const char *what,
+                                         llvm::Error err) {
+  if (c.channel->peerClosed() && c.connected && !c.completed) { // as checkDisconnects says it
     llvm::consumeError(std::move(err));
     return lostPserver(c, r.endpoint, what, r);
   }
@@ -91,70 +86,19 @@ llvm::Error Communicator::linkFailure(Connection &c, const Request &r, const cha
 
 std::string Communicator::who() const { return "trainer " + std::to_string(trainerId_); }
 
-zmq::socket_t &Communicator::socketFor(const std::string &endpoint) {
-  Connection &c = connections_[endpoint];
-  auto &s = c.socket;
-  if (!s) {
-    s = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
-    s->set(zmq::sockopt::linger, 0);
-    // Not ZMQ_IMMEDIATE: with it libzmq drops replies not yet read when the pserver
-    // disconnects, and a pserver exits right after acknowledging the last `complete`.
-    // A missing pserver is caught by the reply timeout instead.
-    s->set(zmq::sockopt::sndtimeo, 200);
-    if (curve_.enabled()) {
-      s->set(zmq::sockopt::curve_serverkey, curve_.serverKey);
-      s->set(zmq::sockopt::curve_publickey, curve_.own->publicKey);
-      s->set(zmq::sockopt::curve_secretkey, curve_.own->secretKey);
-    }
-    std::string monitorAddress = "inproc://oar-monitor-" + std::to_string(monitorCount_++);
-    int events = ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
-    if (zmq_socket_monitor(s->handle(), monitorAddress.c_str(), events) == 0) {
-      c.monitor = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
-      c.monitor->connect(monitorAddress);
-    }
-    s->connect(connectAddress(endpoint));
-  }
-  return *s;
-}
-
 llvm::Error Communicator::checkDisconnects(const char *what, const Request &waitingOn) {
   for (auto &[ep, c] : connections_) {
-    if (c.link && c.connected && !c.completed && !c.lost && c.link->peerHungUp())
-      return lostPserver(c, ep, what, waitingOn);
-    if (!c.monitor)
+    if (!c.channel)
       continue;
-    zmq::message_t event;
-    bool dropped = false, handshakeFailed = false;
-    std::optional<uint32_t> refusedStatus;
-    while (c.monitor->recv(event, zmq::recv_flags::dontwait)) {
-      uint16_t id = 0; // the frame: a 16-bit event id, then a 32-bit value
-      uint32_t value = 0;
-      if (event.size() >= 6) {
-        std::memcpy(&id, event.data(), sizeof(id));
-        std::memcpy(&value, static_cast<const char *>(event.data()) + 2, sizeof(value));
-      }
-      if (event.more()) { // the event frame is followed by the address frame
-        zmq::message_t address;
-        (void)c.monitor->recv(address, zmq::recv_flags::dontwait);
-      }
-      if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
-        refusedStatus = value;
-      else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) // mechanisms that differ
-        handshakeFailed = true;
-      else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) // CURVE: a server key not its own
-        (curve_.enabled() ? handshakeFailed : dropped) = true;
-      else
-        dropped = true;
-    }
+    ChannelNews news = c.channel->news();
     // Keys do not change between attempts: connect() must not retry these.
-    if (refusedStatus) {
+    if (news.keyRefused) {
       lastFailureWasRefusal_ = true;
       return makeError("{0}: pserver {1} refused this trainer's CURVE key (ZAP status {2}): the "
                        "public key of its --curve-secret file is not on the pserver's allow-list",
-                       who(), ep, *refusedStatus);
+                       who(), ep, *news.keyRefused);
     }
-    if (handshakeFailed) {
+    if (news.handshakeFailed) {
       lastFailureWasRefusal_ = true;
       return makeError("{0}: the ZeroMQ handshake with pserver {1} failed: {2}", who(), ep,
                        curve_.enabled()
@@ -162,7 +106,7 @@ llvm::Error Communicator::checkDisconnects(const char *what, const Request &wait
                              "key is this trainer's --curve-server-key?"
                            : "does it require CURVE keys (--curve-secret, --curve-server-key)?");
     }
-    if (dropped && c.connected && !c.completed)
+    if (news.dropped && c.connected && !c.completed && !c.lost)
       return lostPserver(c, ep, what, waitingOn);
   }
   return llvm::Error::success();
@@ -174,9 +118,7 @@ llvm::Error Communicator::lostPserver(Connection &c, const std::string &ep, cons
   // A pserver that failed says why before it leaves: an error among the replies it left
   // queued beats "lost". (The connection is over, so reading them out of turn is harmless.)
   auto queued = [&]() -> std::optional<std::vector<zmq::message_t>> {
-    if (!c.link)
-      return receiveFrames(*c.socket, std::chrono::milliseconds(0));
-    auto got = c.link->receive(std::chrono::milliseconds(0));
+    auto got = c.channel->receive(std::chrono::milliseconds(0));
     if (!got) {
       llvm::consumeError(got.takeError());
       return std::nullopt;
@@ -203,44 +145,26 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what,
                                       std::chrono::milliseconds timeout) {
   if (timeout.count() == 0)
     timeout = timeouts_.reply;
-  if (llvm::Error err =
-          linkAddress(r.endpoint) ? sendOnLink(r, what, timeout) : sendOnSocket(r, what, timeout))
-    return err;
+  auto channel = channelFor(r, what);
+  if (!channel)
+    return channel.takeError();
+  if (llvm::Error err = (*channel)->send(encodeMessage(r.header, r.tensor), timeout))
+    return channelFailure(connections_[r.endpoint], r, what, std::move(err));
   highestStepSent_ = std::max(highestStepSent_, r.header.step());
   if (r.header.kind() == proto::COMPLETE) // from now on it may leave
     connections_[r.endpoint].completed = true;
   return llvm::Error::success();
 }
 
-llvm::Error Communicator::sendOnSocket(const Request &r, const char *what,
-                                       std::chrono::milliseconds timeout) {
-  zmq::socket_t &s = socketFor(r.endpoint);
-  // A send fails (EAGAIN) only when the queue to this pserver is full: retry until the timeout
-  // so a pserver that stopped reading is reported, not waited for forever.
-  Deadline deadline(timeout);
-  for (;;) {
-    try {
-      sendMessage(s, r.header, r.tensor);
-      return llvm::Error::success();
-    } catch (const zmq::error_t &e) {
-      if (e.num() != EAGAIN || deadline.passed() || stopRequested())
-        return makeError("{0}: cannot send to pserver {1} while {2} {3}: {4}", who(), r.endpoint,
-                         what, r.header.var(), e.what());
-    }
-  }
-}
-
 llvm::Expected<std::optional<std::vector<zmq::message_t>>>
 Communicator::receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait) {
-  if (!linkAddress(r.endpoint))
-    return receiveFrames(socketFor(r.endpoint), wait);
   auto c = connections_.find(r.endpoint);
-  if (c == connections_.end() || !c->second.link) // its request went nowhere: nothing will come
-    return makeError("{0}: no link to pserver {1} while {2} {3}", who(), r.endpoint, what,
+  if (c == connections_.end() || !c->second.channel) // its request went nowhere: nothing will come
+    return makeError("{0}: no connection to pserver {1} while {2} {3}", who(), r.endpoint, what,
                      r.header.var());
-  auto got = c->second.link->receive(wait);
+  auto got = c->second.channel->receive(wait);
   if (!got)
-    return linkFailure(c->second, r, what, got.takeError());
+    return channelFailure(c->second, r, what, got.takeError());
   return got;
 }
 
@@ -287,8 +211,8 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
   if (!msg)
     return makeError("{0}: bad reply from pserver {1}: {2}", who(), r.endpoint,
                      llvm::toString(msg.takeError()));
-  if (c.link && namesSenderProcess(msg->header)) // the kernel named it when the link opened
-    msg->senderPid = c.link->peerPid();
+  if (c.channel->peerPid() && namesSenderProcess(msg->header)) // the kernel named it
+    msg->senderPid = c.channel->peerPid();
   if (msg->header.kind() == proto::REPLY_ERROR) {
     lastFailureWasRefusal_ = true;
     lastRefusalWasRollback_ = msg->header.has_rolled_back_to();
@@ -529,10 +453,6 @@ void Communicator::closeConnection(const std::string &endpoint) {
   auto it = connections_.find(endpoint);
   if (it == connections_.end())
     return;
-  if (it->second.monitor)
-    it->second.monitor->close();
-  if (it->second.socket)
-    it->second.socket->close();
   connections_.erase(it);
 }
 

@@ -7,7 +7,7 @@
 
 #include "ir/distributed_mode.h"
 #include "runtime/security/curve.h"
-#include "runtime/transport/zmtp_link.h"
+#include "runtime/transport/channel.h"
 #include "runtime/wire/peer_memory.h"
 #include "runtime/wire/protocol.h"
 #include "llvm/ADT/StringMap.h"
@@ -91,7 +91,7 @@ public:
   /// checkpoint every pserver went back to (sync), or the trainer's own (async, GEO).
   llvm::Error reconnect(const JobIdentity &job);
 
-  /// How many pservers this trainer reaches over a ZmtpLink (see linkAddress).
+  /// How many pservers this trainer reaches over a direct link (see linkAddress).
   size_t linkedPservers() const;
 
   /// Waits until every send so far is acknowledged.
@@ -132,17 +132,14 @@ private:
                                      std::chrono::milliseconds timeout);
   /// Waits for the acknowledgements of the sends issued without waiting.
   llvm::Error drainAcks();
-  zmq::socket_t &socketFor(const std::string &endpoint);
-  /// Where a ZmtpLink reaches `endpoint`, without libzmq's I/O thread: a pserver of this host,
-  /// at its local IPC name; null with CURVE, for other hosts, or with OAR_DIRECT_LINKS=0
-  /// (libzmq's DEALER then).
+  /// Where a direct link reaches `endpoint`, without libzmq's I/O thread: a pserver of this
+  /// host, at its local IPC name; null with CURVE, for other hosts, or with OAR_DIRECT_LINKS=0
+  /// (a DEALER then).
   const std::string *linkAddress(const std::string &endpoint);
-  /// Sends `r` on its link, opening the link first.
-  llvm::Error sendOnLink(const Request &r, const char *what, std::chrono::milliseconds timeout);
-  /// Sends `r` on its libzmq DEALER, retrying while its queue is full.
-  llvm::Error sendOnSocket(const Request &r, const char *what, std::chrono::milliseconds timeout);
+  /// The channel to r's pserver, opened (a link, else a DEALER) if there is none.
+  llvm::Expected<Channel *> channelFor(const Request &r, const char *what);
 
-  /// Closes the socket to `endpoint` (replies still queued on it go with it); the next request
+  /// Closes the channel to `endpoint` (replies still queued on it go with it); the next request
   /// opens a fresh one, which must say HELLO first.
   void closeConnection(const std::string &endpoint);
   std::string who() const;
@@ -151,10 +148,7 @@ private:
   llvm::Error checkDisconnects(const char *what, const Request &waitingOn);
 
   struct Connection {
-    std::unique_ptr<zmq::socket_t> socket;
-    /// Instead of `socket` (see linkAddress).
-    std::unique_ptr<ZmtpLink> link;
-    std::unique_ptr<zmq::socket_t> monitor; ///< disconnects and failed handshakes of `socket`
+    std::unique_ptr<Channel> channel;
     bool connected = false;                 ///< a reply came back: disconnects matter from now
     bool completed = false;                 ///< we said `complete`: it may go away
     bool lost = false;    ///< it closed the connection before we completed: never wait on it again
@@ -169,9 +163,9 @@ private:
   /// Marks `c` (pserver `ep`) lost: the error it left queued, else "lost the connection".
   llvm::Error lostPserver(Connection &c, const std::string &ep, const char *what,
                           const Request &waitingOn);
-  /// The error for a failed link: "lost the connection" (and recovery) when the pserver left
-  /// after answering us, as a dropped socket says.
-  llvm::Error linkFailure(Connection &c, const Request &r, const char *what, llvm::Error err);
+  /// The error for a failed send or receive: "lost the connection" (and recovery) when the
+  /// pserver left after answering us, as a dropped connection says.
+  llvm::Error channelFailure(Connection &c, const Request &r, const char *what, llvm::Error err);
 
   int64_t trainerId_;
   std::vector<std::string> endpoints_;
@@ -209,7 +203,6 @@ private:
   static Tensor reusableBuffer(const Request &r, const Tensor &old);
   std::map<std::string, Message> prefetched_; ///< GET_VAR replies read with a SEND_BARRIER
   static constexpr size_t kMaxUnacked = 256;
-  int monitorCount_ = 0;
   bool pserversCheckpoint_ = false, needsRecovery_ = false;
   bool reconnecting_ = false; ///< in reconnect(): async keeps its step
   /// The HELLO that opens a connection to pserver `endpoint`: this trainer's job, at `step`,

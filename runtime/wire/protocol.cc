@@ -108,25 +108,32 @@ EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tenso
     h = &*described;
   }
   EncodedMessage m{headerFrame(*h), {}};
-  if (!goesAlone(*h, tensor))
+  if (!goesAlone(*h, tensor)) {
     m.payload = {static_cast<const uint8_t *>(tensor->raw()), tensor->bytes()};
+    m.payloadOwner = tensor->buffer();
+  }
   return m;
 }
 
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more) {
-  EncodedMessage m = encodeMessage(header, tensor);
+  sendEncoded(socket, encodeMessage(header, tensor), more);
+}
+
+void sendEncoded(zmq::socket_t &socket, EncodedMessage &&m, bool more, bool dontWait) {
+  // Once the first frame is taken, libzmq takes the rest of the message without waiting.
+  zmq::send_flags first = dontWait ? zmq::send_flags::dontwait : zmq::send_flags::none;
   zmq::send_flags last = more ? zmq::send_flags::sndmore : zmq::send_flags::none;
   if (m.payload.empty()) {
-    sendFrame(socket, std::move(m.header), last);
+    sendFrame(socket, std::move(m.header), first | last);
     return;
   }
-  sendFrame(socket, std::move(m.header), zmq::send_flags::sndmore);
+  sendFrame(socket, std::move(m.header), first | zmq::send_flags::sndmore);
   // Zero copy: ZeroMQ reads the tensor's buffer; the heap-held shared_ptr keeps it alive until
   // ZeroMQ calls the release function.
-  auto *owner = new std::shared_ptr<std::byte>(tensor->buffer());
+  auto *owner = new std::shared_ptr<std::byte>(std::move(m.payloadOwner));
   zmq::message_t payload(
-      const_cast<void *>(tensor->raw()), tensor->bytes(),
+      const_cast<uint8_t *>(m.payload.data()), m.payload.size(),
       [](void *, void *hint) { delete static_cast<std::shared_ptr<std::byte> *>(hint); }, owner);
   sendFrame(socket, std::move(payload), last);
 }

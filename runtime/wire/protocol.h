@@ -51,8 +51,15 @@ void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Te
 struct EncodedMessage {
   zmq::message_t header;
   llvm::ArrayRef<uint8_t> payload; ///< the tensor's own buffer: valid while the tensor is
+  /// The payload's buffer, for a sender that queues the payload (a DEALER) instead of writing it.
+  std::shared_ptr<std::byte> payloadOwner = {};
 };
 EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tensor);
+/// Queues an encoded message on `socket` (see sendMessage), its payload without a copy. With
+/// `dontWait`, a full queue refuses it at once (EAGAIN) instead of after the send timeout. On
+/// EAGAIN nothing is sent and `m` is whole: it may be sent again.
+void sendEncoded(zmq::socket_t &socket, EncodedMessage &&m, bool more = false,
+                 bool dontWait = false);
 /// The payload bytes a header frame announces (nullopt: none, or not a header): a receiver
 /// allocates no more for the frame that follows it (ZmtpLink::PayloadLimit).
 std::optional<uint64_t> announcedPayloadBytes(const zmq::message_t &headerFrame);
