@@ -6,6 +6,7 @@
 
 #include "executor/npy.h"
 #include "runtime/cluster/launcher.h"
+#include "support/env_names.h"
 #include "test/helpers/expect.h"
 #include "test/helpers/fixture.h"
 #include "test/helpers/job.h"
@@ -144,7 +145,14 @@ TEST_CASE("the nodes the Kubernetes manifests describe, run as local processes, 
   // that share this host get ports of their own instead of the manifests' fixed ones.
   int pserverCount = std::stoi(docs["StatefulSet/oar-pserver"].str("spec.replicas"));
   int trainerCount = std::stoi(docs["Job/oar-trainer"].str("spec.completions"));
-  auto ports = pickFreePorts(1 + pserverCount);
+  // Each port held from here on, and handed to the pod that serves it.
+  std::vector<std::shared_ptr<runtime::HeldPort>> held;
+  std::vector<int> ports;
+  for (int i = 0; i < 1 + pserverCount; ++i) {
+    held.push_back(holdPort());
+    handOver(*held.back());
+    ports.push_back(held.back()->port());
+  }
   std::string script = "cd " + dir + "\n";
   std::vector<std::string> nodes;
   auto addPod = [&](const Yaml &workload, const std::string &node, int index) {
@@ -154,6 +162,10 @@ TEST_CASE("the nodes the Kubernetes manifests describe, run as local processes, 
     env["DMLC_PS_ROOT_PORT"] = std::to_string(ports[0]);
     if (workload.str("spec.completionMode") == "Indexed")
       env["JOB_COMPLETION_INDEX"] = std::to_string(index);
+    if (node == "scheduler")
+      env[env::kOarListenFd] = std::to_string(held[0]->fd());
+    else if (node.rfind("pserver", 0) == 0)
+      env[env::kOarListenFd] = std::to_string(held[1 + index]->fd());
     std::string line = "env -i PATH=/usr/bin:/bin";
     for (const char *keep : {"ASAN_OPTIONS", "UBSAN_OPTIONS"}) // the sanitizer build's settings
       if (const char *v = getenv(keep))

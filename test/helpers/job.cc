@@ -53,12 +53,18 @@ void makeFitALine(const std::string &dir, const std::string &args) {
 std::string runJob(const std::string &model, const std::string &out, const std::string &victim,
                    const std::string &after, const std::string &flags, std::vector<int> *portsOut,
                    const std::string &convention, const std::string &env) {
-  auto ports = pickFreePorts(2);
+  // Held for the whole job and handed to the nodes serving them, at every start (PORT_FDS).
+  auto first = holdPort(), second = holdPort();
+  std::vector<int> ports{first->port(), second->port()};
   if (portsOut)
     *portsOut = ports;
-  return run(env + " CONVENTION=" + convention + " " + sourceDir() + "/test/runtime/run_job.sh " +
-             binDir() + " " + model + " " + out + " " + std::to_string(ports[0]) + " " +
-             std::to_string(ports[1]) + " " + victim + " " + after + " " + flags);
+  handOver(*first);
+  handOver(*second);
+  std::string fds = std::to_string(first->fd()) + " " + std::to_string(second->fd());
+  return run(env + " PORT_FDS='" + fds + "' CONVENTION=" + convention + " " + sourceDir() +
+             "/test/runtime/run_job.sh " + binDir() + " " + model + " " + out + " " +
+             std::to_string(ports[0]) + " " + std::to_string(ports[1]) + " " + victim + " " +
+             after + " " + flags);
 }
 
 std::string whyNobodyCannotRun(const std::string &tool, const std::vector<std::string> &alsoNeeds) {

@@ -504,8 +504,8 @@ TEST_CASE("trainers that cannot reach one pserver tell the others, which end at 
   std::string dir = scratchDir("e2e_unreachable_pserver");
   makeFitALine(dir + "/model", "--batch-size=10 --epochs=2");
   std::shared_ptr<runtime::HeldPort> served = holdPort();
-  int nobodys = pickFreePorts(1)[0]; // pserver 1's: nothing serves it
-  std::string list = endpointOf(*served) + ",127.0.0.1:" + std::to_string(nobodys);
+  UnservedPort nobodys; // pserver 1's
+  std::string list = endpointOf(*served) + "," + nobodys.endpoint();
   std::string node = "PADDLE_PSERVERS_IP_PORT_LIST=" + list + " PADDLE_TRAINERS=2 timeout 60 " +
                      binDir() + "/oar-executor --main " + dir + "/model/main.pb --startup " + dir +
                      "/model/startup.pb --connect-timeout-ms 2000";
@@ -519,9 +519,8 @@ TEST_CASE("trainers that cannot reach one pserver tell the others, which end at 
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(out << readFile(dir + "/ps.log"));
   CHECK_THAT(out, Contains("pserver 3")); // failed because its trainers did
-  CHECK_THAT(readFile(dir + "/ps.log"),
-             Contains("trainer(s) 0, 1 failed; the first: trainer ") &&
-                 Contains("cannot reach pserver 127.0.0.1:" + std::to_string(nobodys)));
+  CHECK_THAT(readFile(dir + "/ps.log"), Contains("trainer(s) 0, 1 failed; the first: trainer ") &&
+                                            Contains("cannot reach pserver " + nobodys.endpoint()));
   CHECK(secs < 15);
 }
 

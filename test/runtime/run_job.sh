@@ -20,7 +20,11 @@
 #   SCHEDULER_FLAGS (environment): flags for the scheduler node (pslite, mindspore).
 #   SECOND_VICTIM, SECOND_AFTER (environment, with RESTART_AFTER): SIGKILL this node too,
 #   SECOND_AFTER seconds after VICTIM was started again (while the job recovers from the first
-#   loss), and start it again RESTART_AFTER seconds later.
+#   loss), and start it again RESTART_AFTER seconds later (not if it had ended by itself).
+#   PORT_FDS (environment): "FD0 FD1", listening sockets this script inherits, bound at PORT0 and
+#   PORT1. The node serving each port (pserver I; the scheduler at PORT0) takes its socket over
+#   (OAR_LISTEN_FD) at every start, so no other process can take the port, even while a killed
+#   node is down.
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
 # hang shows as status 124 instead of hanging the test.
 set -u
@@ -29,6 +33,11 @@ shift 7
 mkdir -p "$out"
 list="127.0.0.1:$p0,127.0.0.1:$p1"
 ports=("$p0" "$p1")
+read -r -a fds <<<"${PORT_FDS:-}"
+# listenFd INDEX: the variable that hands port INDEX's socket to the node serving it.
+listenFd() {
+  [ ${#fds[@]} -gt 0 ] && echo "OAR_LISTEN_FD=${fds[$1]}"
+}
 # nodeEnv ROLE INDEX: the variables that make node ROLE.INDEX of this job.
 nodeEnv() {
   local role=$1 i=$2
@@ -36,7 +45,7 @@ nodeEnv() {
   paddle1)
     if [ "$role" = pserver ]; then
       echo PADDLE_TRAINING_ROLE=PSERVER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS=2 \
-        PADDLE_CURRENT_ENDPOINT=127.0.0.1:${ports[$i]}
+        PADDLE_CURRENT_ENDPOINT=127.0.0.1:${ports[$i]} "$(listenFd "$i")"
     else
       echo PADDLE_TRAINING_ROLE=TRAINER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS=2 \
         PADDLE_TRAINER_ID=$i
@@ -44,7 +53,7 @@ nodeEnv() {
   paddle2)
     if [ "$role" = pserver ]; then
       echo TRAINING_ROLE=PSERVER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS_NUM=2 \
-        POD_IP=127.0.0.1 PADDLE_PORT=${ports[$i]}
+        POD_IP=127.0.0.1 PADDLE_PORT=${ports[$i]} "$(listenFd "$i")"
     else
       echo TRAINING_ROLE=TRAINER PADDLE_PSERVERS_IP_PORT_LIST=$list PADDLE_TRAINERS_NUM=2 \
         PADDLE_TRAINER_ID=$i
@@ -55,18 +64,21 @@ nodeEnv() {
     [ "$role" = trainer ] && { [ "$i" = 0 ] && type=chief || type=worker; }
     [ "$type" != ps ] && i=0 # the chief and the one worker are each index 0 of their kind
     echo "TF_CONFIG={\"cluster\":{\"ps\":[\"127.0.0.1:$p0\",\"127.0.0.1:$p1\"],\
-\"chief\":[\"127.0.0.1:1\"],\"worker\":[\"127.0.0.1:2\"]},\"task\":{\"type\":\"$type\",\"index\":$i}}" ;;
+\"chief\":[\"127.0.0.1:1\"],\"worker\":[\"127.0.0.1:2\"]},\"task\":{\"type\":\"$type\",\"index\":$i}}"
+    [ "$type" = ps ] && listenFd "$i" ;;
   pslite)
     local r=$role
     [ "$role" = pserver ] && r=server
     [ "$role" = trainer ] && r=worker
     echo DMLC_ROLE=$r DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=$p0 DMLC_NUM_SERVER=2 \
-      DMLC_NUM_WORKER=2 ;;
+      DMLC_NUM_WORKER=2
+    [ "$role" = scheduler ] && listenFd 0 ;;
   mindspore)
     local r=MS_SCHED
     [ "$role" = pserver ] && r=MS_PSERVER
     [ "$role" = trainer ] && r=MS_WORKER
-    echo MS_ROLE=$r MS_SCHED_HOST=127.0.0.1 MS_SCHED_PORT=$p0 MS_SERVER_NUM=2 MS_WORKER_NUM=2 ;;
+    echo MS_ROLE=$r MS_SCHED_HOST=127.0.0.1 MS_SCHED_PORT=$p0 MS_SERVER_NUM=2 MS_WORKER_NUM=2
+    [ "$role" = scheduler ] && listenFd 0 ;;
   esac
 }
 declare -A pids
@@ -130,8 +142,12 @@ if [ "$victim" != none ]; then
     if [ -n "${SECOND_VICTIM:-}" ]; then
       sleep "${SECOND_AFTER:-0}"
       child=$(pgrep -P "${pids[$SECOND_VICTIM]}")
-      [ -n "$child" ] && kill -KILL "$child"
-      restartNode "$SECOND_VICTIM"
+      if [ -n "$child" ]; then
+        kill -KILL "$child"
+        restartNode "$SECOND_VICTIM"
+      else # started again, it would wait for trainers that are gone
+        echo "$SECOND_VICTIM had ended before its kill: not started again"
+      fi
     fi
   fi
 fi

@@ -283,7 +283,8 @@ TEST_CASE("an unknown flag beginning with h is an error, not the help and exit 0
 TEST_CASE("a connect timeout reports the time actually waited", "[tools][errors]") {
   std::string dir = scratchDir("connect_timeout");
   makeCsvModel(dir, "");
-  int port = oar::pickFreePorts(1)[0]; // nobody listens there
+  oar::UnservedPort nobodys;
+  int port = nobodys.port();
   auto start = std::chrono::steady_clock::now();
   std::string out =
       runExpecting(1, binDir() + "/oar-executor --role trainer --trainers 1 --pservers 127.0.0.1:" +

@@ -303,8 +303,9 @@ TEST_CASE("a node notices a scheduler that stops answering, runs on, and rejoins
 
 TEST_CASE("a node with no scheduler to reach gives up after its timeout, naming the scheduler",
           "[runtime][cluster][scheduler]") {
+  UnservedPort nobodys;
   SchedulerRequest r;
-  r.scheduler = "127.0.0.1:" + std::to_string(pickFreePorts(1).front());
+  r.scheduler = nobodys.endpoint();
   r.role = Role::Trainer;
   r.pservers = r.trainers = 1;
   r.timeout = std::chrono::milliseconds(500);
@@ -380,9 +381,10 @@ TEST_CASE("elastic async: a third trainer joins the running job through the sche
           "[e2e][runtime][cluster][scheduler][elastic]") {
   std::string dir = scratchDir("e2e_elastic");
   makeFitALine(dir + "/model", "--lr=0.01 --batch-size=10 --epochs=30");
-  int port = pickFreePorts(1).front();
-  std::string env = "DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=" + std::to_string(port) +
-                    " DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2";
+  std::shared_ptr<HeldPort> schedulerPort = holdPort();
+  std::string env =
+      "DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=" + std::to_string(schedulerPort->port()) +
+      " DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2";
   std::string node = "timeout 120 " + binDir() + "/oar-executor --elastic";
   std::string job = " --main model/main.pb --startup model/startup.pb --mode async";
   // Trainer 1 trains 20 epochs and leaves; trainer 2 joins once trainer 0 trains. Trainer 0's
@@ -390,8 +392,8 @@ TEST_CASE("elastic async: a third trainer joins the running job through the sche
   // trainer needs to start and register: with 150 and a pause before the join, trainer 0 had
   // finished (and the pservers with it) before trainer 2 got in, on a machine doing 5k steps/s.
   std::string script =
-      "cd " + dir + "; export " + env + "\n" +                        //
-      "DMLC_ROLE=scheduler " + node + " > s.log 2>&1 & s=$!\n" +      //
+      "cd " + dir + "; export " + env + "\n" + //
+      "DMLC_ROLE=scheduler " + handOver(*schedulerPort) + " " + node + " > s.log 2>&1 & s=$!\n" +
       "DMLC_ROLE=server " + node + job + " > p0.log 2>&1 & p0=$!\n" + //
       "DMLC_ROLE=server " + node + job + " > p1.log 2>&1 & p1=$!\n" + //
       "DMLC_ROLE=worker " + node + job + " --trainer-id 0 --epochs 600 > t0.log 2>&1 & t0=$!\n" +

@@ -24,8 +24,10 @@ void makeMlp(const std::string &dir) {
                      f.dir + "/x.npy," + f.dir + "/y.npy");
 }
 
-/// Kills pservers in `runs` jobs, seeded by `firstSeed`..: one pserver 0.2-2 s after step 1,
-/// restarted 0.3 s later; in every other run the other pserver too, while the job recovers.
+/// Kills pservers in `runs` jobs, seeded by `firstSeed`..: one pserver when trainer 0 logs one of
+/// its steps 20-191 (of 384: a step, not a time, so the job is never over by then however fast
+/// the machine), restarted 0.3 s later; in two runs of three the other pserver too, while the
+/// job recovers.
 void killPserversAtSeededTimes(const std::string &name, int firstSeed, int runs) {
   std::string dir = scratchDir(name);
   makeMlp(dir + "/model");
@@ -38,19 +40,21 @@ void killPserversAtSeededTimes(const std::string &name, int firstSeed, int runs)
     std::mt19937 random(static_cast<unsigned>(seed));
     std::string victim = "pserver." + std::to_string(seed % 2);
     std::string other = "pserver." + std::to_string(1 - seed % 2);
-    std::ostringstream after, second;
-    after << std::uniform_real_distribution<double>(0.2, 2.0)(random);
+    // Trainer 0 logs every 19th step (of 384): 1, 20, 39, ...
+    int step = 1 + 19 * std::uniform_int_distribution<int>(1, 10)(random);
+    std::ostringstream second;
     second << std::uniform_real_distribution<double>(0, 1.0)(random);
     bool twice = seed % 3 != 0;
     std::string run = dir + "/run" + std::to_string(seed);
-    std::string env = "RESTART_AFTER=0.3 VICTIM_WAIT_IN=trainer.0 VICTIM_WAIT_FOR='step 1/'";
+    std::string env = "RESTART_AFTER=0.3 VICTIM_WAIT_IN=trainer.0 VICTIM_WAIT_FOR='step " +
+                      std::to_string(step) + "/'";
     if (twice)
       env += " SECOND_VICTIM=" + other + " SECOND_AFTER=" + second.str();
     std::string out =
-        runJob(dir + "/model", run, victim, after.str(),
-               flags + run + "/ckpt --save " + run + "/params", nullptr, "paddle1", env);
+        runJob(dir + "/model", run, victim, "0", flags + run + "/ckpt --save " + run + "/params",
+               nullptr, "paddle1", env);
     std::string logs = readFile(run + "/trainer.0.log") + readFile(run + "/trainer.1.log");
-    INFO("seed " << seed << ": " << victim << " killed " << after.str() << " s after step 1"
+    INFO("seed " << seed << ": " << victim << " killed at step " << step
                  << (twice ? ", then " + other + " " + second.str() + " s after its restart" : "")
                  << "\n"
                  << out << logs);

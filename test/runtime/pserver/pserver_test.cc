@@ -226,7 +226,8 @@ TEST_CASE("a trainer of another job is refused, and the refusal names nothing of
 }
 
 TEST_CASE("a trainer that cannot reach its pserver gives up naming the endpoint", "[runtime]") {
-  std::string ep = "127.0.0.1:" + std::to_string(pickFreePorts(1)[0]);
+  UnservedPort nobodys;
+  std::string ep = nobodys.endpoint();
   Timeouts t = shortTimeouts();
   t.connect = std::chrono::milliseconds(800);
   Communicator c(0, {ep}, t);

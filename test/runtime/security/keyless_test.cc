@@ -25,22 +25,24 @@ TEST_CASE("without CURVE keys a pserver on loopback refuses every process of ano
   std::string dir = tmpl;
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=2");
   REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
-  std::string ep = "127.0.0.1:" + std::to_string(pickFreePorts(1)[0]);
+  std::shared_ptr<runtime::HeldPort> port = holdPort();
+  std::string ep = endpointOf(*port);
   std::string node = binDir() + "/oar-executor --pservers " + ep +
                      " --trainers 1 --main model/main.pb --startup model/startup.pb "
                      "--connect-timeout-ms 3000 --reply-timeout-ms 3000 ";
   std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-  out = run("cd " + dir + " && (" + node + "--role pserver --endpoint " + ep +
-            " > ps.log 2>&1 & pid=$!; "
-            "for i in $(seq 300); do grep -q serving ps.log && break; sleep 0.05; done; " +
-            // The trainer's own direct link refuses a pserver of another user; through libzmq
-            // (OAR_DIRECT_LINKS=0) it reaches the socket, where the pserver must refuse it.
-            nobody + "env OAR_DIRECT_LINKS=0 " + node +
-            "--role trainer --trainer-id 0 > ipc.log 2>&1; echo \"ipc rc $?\"; " + nobody +
-            "env OAR_LOCAL_TCP=1 " + node +
-            "--role trainer --trainer-id 0 > tcp.log 2>&1; echo \"tcp rc $?\"; " + node +
-            "--role trainer --trainer-id 0 --save own > own.log 2>&1; echo \"own rc $?\"; "
-            "wait $pid; echo \"pserver rc $?\")");
+  out =
+      run("cd " + dir + " && (" + handOver(*port) + " " + node + "--role pserver --endpoint " + ep +
+          " > ps.log 2>&1 & pid=$!; "
+          "for i in $(seq 300); do grep -q serving ps.log && break; sleep 0.05; done; " +
+          // The trainer's own direct link refuses a pserver of another user; through libzmq
+          // (OAR_DIRECT_LINKS=0) it reaches the socket, where the pserver must refuse it.
+          nobody + "env OAR_DIRECT_LINKS=0 " + node +
+          "--role trainer --trainer-id 0 > ipc.log 2>&1; echo \"ipc rc $?\"; " + nobody +
+          "env OAR_LOCAL_TCP=1 " + node +
+          "--role trainer --trainer-id 0 > tcp.log 2>&1; echo \"tcp rc $?\"; " + node +
+          "--role trainer --trainer-id 0 --save own > own.log 2>&1; echo \"own rc $?\"; "
+          "wait $pid; echo \"pserver rc $?\")");
   std::string logs = readFile(dir + "/ipc.log") + readFile(dir + "/tcp.log") +
                      readFile(dir + "/own.log") + readFile(dir + "/ps.log");
   INFO(out << logs);
@@ -64,20 +66,22 @@ TEST_CASE("without CURVE keys a scheduler on loopback takes no registration from
   std::string dir = tmpl;
   makeFitALine(dir + "/model", "--lr=0.003 --batch-size=10 --epochs=2");
   REQUIRE(runCommand("chmod -R a+rX " + dir, out) == 0);
-  auto ports = pickFreePorts(2);
-  std::string sched = "127.0.0.1:" + std::to_string(ports[0]);
-  std::string ps = "127.0.0.1:" + std::to_string(ports[1]);
+  // The scheduler takes its port over; each refused pserver is handed the same one in turn.
+  std::shared_ptr<runtime::HeldPort> schedPort = holdPort(), psPort = holdPort();
+  std::string sched = endpointOf(*schedPort), ps = endpointOf(*psPort);
+  std::string takeSched = handOver(*schedPort) + " ", takePs = handOver(*psPort) + " ";
   std::string node = binDir() + "/oar-executor --scheduler " + sched +
                      " --pserver-count 1 --trainers 1 --register-timeout-ms 3000 "
                      "--main model/main.pb --startup model/startup.pb ";
   std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
   // Another user's "pserver 0" would get every gradient of the job: it must not register, over
   // the scheduler's local socket (the uid the kernel names) or over TCP (no user at all).
-  out = run("cd " + dir + " && (" + node + "--role scheduler > sched.log 2>&1 & pid=$!; " +
+  out = run("cd " + dir + " && (" + takeSched + node + "--role scheduler > sched.log 2>&1 & " +
+            "pid=$!; " +
             "for i in $(seq 300); do grep -q 'waiting for' sched.log && break; sleep 0.05; done; " +
-            nobody + node + "--role pserver --endpoint " + ps +
-            " > ipc.log 2>&1; echo \"ipc rc $?\"; " + nobody + "env OAR_LOCAL_TCP=1 " + node +
-            "--role pserver --endpoint " + ps + " > tcp.log 2>&1; echo \"tcp rc $?\"; " +
+            nobody + takePs + node + "--role pserver --endpoint " + ps +
+            " > ipc.log 2>&1; echo \"ipc rc $?\"; " + nobody + takePs + "env OAR_LOCAL_TCP=1 " +
+            node + "--role pserver --endpoint " + ps + " > tcp.log 2>&1; echo \"tcp rc $?\"; " +
             "wait $pid; echo \"scheduler rc $?\")");
   std::string logs =
       readFile(dir + "/ipc.log") + readFile(dir + "/tcp.log") + readFile(dir + "/sched.log");

@@ -280,9 +280,9 @@ private:
 
 TEST_CASE("a trainer waiting on one pserver notices at once that another one's link closed",
           "[runtime][zmtp]") {
-  std::vector<int> ports = pickFreePorts(2);
-  std::string waitedOn = "127.0.0.1:" + std::to_string(ports[0]);
-  std::string leaving = "127.0.0.1:" + std::to_string(ports[1]);
+  auto waitedOnPort = holdPort(), leavingPort = holdPort(); // their IPC names are ours meanwhile
+  std::string waitedOn = endpointOf(*waitedOnPort);
+  std::string leaving = endpointOf(*leavingPort);
   SilentPserver quiet(waitedOn), gone(leaving);
   Timeouts timeouts;
   timeouts.connect = timeouts.reply = timeouts.barrier = milliseconds(10000);
