@@ -1,0 +1,129 @@
+// Joining a collective group through the rendezvous, and its collectives through Gloo.
+#include "runtime/collective/collective_group.h"
+
+#include <gloo/allreduce.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "runtime/collective/rendezvous_server.h"
+#include "runtime/collective/rendezvous_store.h"
+#include "runtime/transport/channel.h"
+#include "support/error.h"
+
+namespace oar::runtime {
+
+struct CollectiveGroup::Impl {
+  CollectiveOptions opts;
+  std::unique_ptr<RendezvousServer> server; ///< rank 0's
+  std::shared_ptr<gloo::transport::Device> device;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+  uint32_t nextTag = 0;
+  /// After a failed collective the pairs are in an unknown state: every later one fails too.
+  std::string broken;
+
+  std::string who() const {
+    return "rank " + std::to_string(opts.rank) + " of " + std::to_string(opts.ranks);
+  }
+
+  /// Runs one collective, turning Gloo's exceptions into an error naming `what`.
+  template <typename Run> llvm::Error collective(const char *what, Run run) {
+    if (!broken.empty())
+      return makeError("{0}: {1} after an earlier collective failed: {2}", who(), what, broken);
+    try {
+      run();
+      return llvm::Error::success();
+    } catch (const std::exception &e) {
+      broken = e.what();
+      return makeError("{0}: {1} failed (a rank is gone or stalled past {2} ms): {3}", who(), what,
+                       opts.timeout.count(), e.what());
+    }
+  }
+
+  template <typename T> llvm::Error allreduce(T *data, size_t count) {
+    if (count == 0)
+      return llvm::Error::success();
+    return collective("all-reduce", [&] {
+      gloo::AllreduceOptions o(context);
+      o.setOutput(data, count);
+      o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      o.setReduceFunction(
+          static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<T>));
+      o.setTag(nextTag++);
+      o.setTimeout(opts.timeout);
+      gloo::allreduce(o);
+    });
+  }
+};
+
+CollectiveGroup::CollectiveGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CollectiveGroup::~CollectiveGroup() = default;
+
+llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(CollectiveOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->opts = std::move(options);
+  const CollectiveOptions &o = impl->opts;
+  if (o.ranks < 1 || o.rank < 0 || o.rank >= o.ranks)
+    return makeError("rank {0} is not in a group of {1} ranks", o.rank, o.ranks);
+  if (o.rank == 0) {
+    RendezvousOptions r;
+    r.endpoint = o.rendezvous, r.bind = o.bind, r.jobId = o.jobId, r.ranks = o.ranks;
+    r.curve = o.curve, r.heldPort = o.heldPort, r.log = o.log;
+    auto server = RendezvousServer::start(std::move(r));
+    if (!server)
+      return makeError("{0}: {1}", impl->who(), llvm::toString(server.takeError()));
+    impl->server = std::move(*server);
+  }
+  // The store is needed only to meet: its channel (and libzmq's context) end with join().
+  zmq::context_t zmqContext(1);
+  DealerOptions dealer;
+  dealer.curve = o.curve;
+  dealer.maxMessageBytes = RendezvousServer::kMaxValueBytes + 4096;
+  auto channel = openDealer(zmqContext, o.rendezvous, dealer);
+  if (!channel)
+    return makeError("{0}: {1}", impl->who(), llvm::toString(channel.takeError()));
+  RendezvousStore store(std::move(*channel), o.rendezvous, o.jobId, o.rank, o.timeout,
+                        o.shouldStop);
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = o.host;
+    impl->device = gloo::transport::tcp::CreateDevice(attr);
+    impl->context = std::make_shared<gloo::rendezvous::Context>(o.rank, o.ranks);
+    impl->context->setTimeout(o.timeout);
+    impl->context->connectFullMesh(store, impl->device);
+  } catch (const std::exception &e) {
+    return makeError("{0}: cannot join the group through the rendezvous {1}: {2}", impl->who(),
+                     o.rendezvous, e.what());
+  }
+  if (o.log)
+    o.log(impl->who() + ": joined the group (Gloo over TCP, pairs on " + o.host + ")");
+  return std::unique_ptr<CollectiveGroup>(new CollectiveGroup(std::move(impl)));
+}
+
+int CollectiveGroup::rank() const { return impl_->opts.rank; }
+int CollectiveGroup::ranks() const { return impl_->opts.ranks; }
+
+llvm::Error CollectiveGroup::allreduceSum(float *data, size_t count) {
+  return impl_->allreduce(data, count);
+}
+llvm::Error CollectiveGroup::allreduceSum(double *data, size_t count) {
+  return impl_->allreduce(data, count);
+}
+
+llvm::Error CollectiveGroup::broadcast(void *data, size_t bytes, int root) {
+  if (root < 0 || root >= impl_->opts.ranks)
+    return makeError("{0}: broadcast from rank {1}, which is not in the group", impl_->who(), root);
+  if (bytes == 0)
+    return llvm::Error::success();
+  return impl_->collective("broadcast", [&] {
+    gloo::BroadcastOptions o(impl_->context);
+    o.setOutput(static_cast<uint8_t *>(data), bytes);
+    o.setRoot(root);
+    o.setTag(impl_->nextTag++);
+    o.setTimeout(impl_->opts.timeout);
+    gloo::broadcast(o);
+  });
+}
+
+} // namespace oar::runtime

@@ -1,0 +1,64 @@
+// A collective job's ranks, joined: all-reduce and broadcast among them through Gloo (the CPU
+// collective library under PyTorch's and Horovod's gloo backends).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/security/curve.h"
+#include "runtime/transport/held_port.h"
+#include "llvm/Support/Error.h"
+
+namespace oar::runtime {
+
+/// How a rank joins its group.
+struct CollectiveOptions {
+  int rank = 0, ranks = 1;
+  /// host:port of the rendezvous, which rank 0 serves (there or at `bind`).
+  std::string rendezvous;
+  std::string bind;
+  /// The address this rank's Gloo pairs listen on (the others connect to it).
+  std::string host = "127.0.0.1";
+  std::string jobId; ///< a rank of another job is refused at the rendezvous
+  /// The rendezvous with CURVE (its server key, this rank's pair; rank 0 allows `allowed`).
+  CurveConfig curve;
+  std::shared_ptr<HeldPort> heldPort; ///< rank 0: the rendezvous port a launcher held
+  /// How long joining may take, and each collective: a rank that is gone or stalls ends the
+  /// others' wait with an error instead of a hang.
+  std::chrono::milliseconds timeout{60000};
+  std::function<bool()> shouldStop;
+  std::function<void(const std::string &)> log;
+};
+
+/// Gloo's pairs are plain TCP between the ranks, without authentication (Debian's Gloo has no
+/// TLS transport): the rendezvous, where every rank learns the others' addresses, is what
+/// CURVE protects. Not thread safe: one thread runs the collectives, in the same order on
+/// every rank.
+class CollectiveGroup {
+public:
+  /// Joins: rank 0 starts the rendezvous; every rank writes its address there and connects to
+  /// every other (a full mesh). Errors name this rank and the rendezvous.
+  static llvm::Expected<std::unique_ptr<CollectiveGroup>> join(CollectiveOptions options);
+  ~CollectiveGroup();
+
+  int rank() const;
+  int ranks() const;
+
+  /// Sums `data` over the ranks in place. The ring algorithm: each part of the buffer is summed
+  /// once, in the ring's order, and copied to every rank, so every rank ends with the same bits.
+  llvm::Error allreduceSum(float *data, size_t count);
+  llvm::Error allreduceSum(double *data, size_t count);
+  /// Copies `root`'s `bytes` at `data` to every rank.
+  llvm::Error broadcast(void *data, size_t bytes, int root);
+
+  struct Impl;
+
+private:
+  explicit CollectiveGroup(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace oar::runtime

@@ -1,0 +1,155 @@
+// Collective groups of ranks on threads of this process (each its own Gloo device and pairs,
+// over real TCP): all-reduce and broadcast, and the failures that must end in an error naming
+// the rank, never a hang.
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "runtime/collective/collective_group.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/ports.h"
+
+using namespace oar;
+using namespace oar::runtime;
+using Catch::Matchers::Contains;
+using std::chrono::milliseconds;
+
+namespace {
+
+CollectiveOptions optionsFor(int rank, int ranks, const std::string &rendezvous,
+                             std::shared_ptr<HeldPort> held, milliseconds timeout) {
+  CollectiveOptions o;
+  o.rank = rank, o.ranks = ranks, o.rendezvous = rendezvous, o.jobId = "job-1";
+  o.timeout = timeout;
+  if (rank == 0)
+    o.heldPort = std::move(held);
+  return o;
+}
+
+/// Runs `body(group)` on `ranks` threads, one rank each; returns each rank's error text ("" when
+/// it succeeded).
+std::vector<std::string> onRanks(int ranks,
+                                 const std::function<llvm::Error(CollectiveGroup &)> &body,
+                                 milliseconds timeout = milliseconds(20000)) {
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string rendezvous = endpointOf(*port);
+  std::vector<std::future<std::string>> results;
+  for (int r = 0; r < ranks; ++r)
+    results.push_back(std::async(std::launch::async, [&, r] {
+      auto group = CollectiveGroup::join(optionsFor(r, ranks, rendezvous, port, timeout));
+      if (!group)
+        return llvm::toString(group.takeError());
+      llvm::Error err = body(**group);
+      return err ? llvm::toString(std::move(err)) : std::string();
+    }));
+  std::vector<std::string> errors;
+  for (auto &f : results)
+    errors.push_back(f.get());
+  return errors;
+}
+
+} // namespace
+
+TEST_CASE("ranks all-reduce buffers of every size to the same bits, the sum of theirs",
+          "[runtime][collective]") {
+  int ranks = GENERATE(2, 4);
+  CAPTURE(ranks);
+  // Sizes: one element, fewer than the ranks, not a multiple of them, past Gloo's 1 MiB segment.
+  std::vector<size_t> sizes{1, 3, 1001, (size_t(1) << 20) / 4 * 3 + 7};
+  std::vector<std::vector<std::vector<float>>> results(ranks);
+  auto errors = onRanks(ranks, [&](CollectiveGroup &group) -> llvm::Error {
+    for (size_t n : sizes) {
+      std::vector<float> data(n);
+      for (size_t i = 0; i < n; ++i) // fractions whose sum rounds differently in each order
+        data[i] = 0.1f * static_cast<float>(group.rank() + 1) + 1e-3f * static_cast<float>(i % 97);
+      if (llvm::Error err = group.allreduceSum(data.data(), n))
+        return err;
+      results[group.rank()].push_back(std::move(data));
+    }
+    return llvm::Error::success();
+  });
+  for (const std::string &e : errors)
+    REQUIRE(e == "");
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const std::vector<float> &first = results[0][s];
+    for (int r = 1; r < ranks; ++r) // the same bits everywhere
+      CHECK(std::memcmp(first.data(), results[r][s].data(), first.size() * sizeof(float)) == 0);
+    for (size_t i = 0; i < first.size(); i += 1 + first.size() / 50) {
+      double expected = 0;
+      for (int r = 0; r < ranks; ++r)
+        expected += 0.1 * (r + 1) + 1e-3 * (i % 97);
+      CHECK(first[i] == Approx(expected).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("a broadcast copies the root's bytes to every rank", "[runtime][collective]") {
+  std::vector<std::vector<double>> got(3);
+  auto errors = onRanks(3, [&](CollectiveGroup &group) -> llvm::Error {
+    std::vector<double> params(5000, group.rank() == 1 ? 2.5 : -1.0);
+    if (llvm::Error err = group.broadcast(params.data(), params.size() * sizeof(double), 1))
+      return err;
+    got[group.rank()] = params;
+    return llvm::Error::success();
+  });
+  for (const std::string &e : errors)
+    REQUIRE(e == "");
+  for (const auto &params : got)
+    CHECK(params == std::vector<double>(5000, 2.5));
+}
+
+TEST_CASE("a rank that never comes: the others give up at their timeout naming it",
+          "[runtime][collective]") {
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string rendezvous = endpointOf(*port);
+  // Ranks 0 and 1 of 3 join; rank 2 never starts.
+  auto rank1 = std::async(std::launch::async, [&] {
+    return errorText(
+        CollectiveGroup::join(optionsFor(1, 3, rendezvous, nullptr, milliseconds(1500))));
+  });
+  std::string rank0 =
+      errorText(CollectiveGroup::join(optionsFor(0, 3, rendezvous, port, milliseconds(1500))));
+  CHECK_THAT(rank0,
+             Contains("rank 0 of 3: cannot join the group through the rendezvous " + rendezvous) &&
+                 Contains("rank 2 has not joined"));
+  CHECK_THAT(rank1.get(), Contains("rank 1 of 3") && Contains("rank 2 has not joined"));
+}
+
+TEST_CASE("a rank of another job, or past the group's size, is refused at the rendezvous",
+          "[runtime][collective]") {
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string rendezvous = endpointOf(*port);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return errorText(CollectiveGroup::join(optionsFor(0, 2, rendezvous, port, milliseconds(3000))));
+  });
+  CollectiveOptions stranger = optionsFor(1, 2, rendezvous, nullptr, milliseconds(3000));
+  stranger.jobId = "job-2";
+  CHECK_THAT(errorText(CollectiveGroup::join(stranger)),
+             Contains("refused rank 1: a rank of another job (job-2; this one is job-1)"));
+  CollectiveOptions past = optionsFor(5, 9, rendezvous, nullptr, milliseconds(3000));
+  CHECK_THAT(errorText(CollectiveGroup::join(past)),
+             Contains("refused rank 5: rank 5 is not in a job of 2 ranks"));
+  CHECK_THAT(rank0.get(), Contains("rank 1 has not joined"));
+}
+
+TEST_CASE("a rank gone after joining: the other's next all-reduce fails, it does not hang",
+          "[runtime][collective]") {
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string rendezvous = endpointOf(*port);
+  std::promise<void> zeroJoined;
+  auto leaving = std::async(std::launch::async, [&] {
+    auto group = CollectiveGroup::join(optionsFor(1, 2, rendezvous, nullptr, milliseconds(3000)));
+    zeroJoined.get_future().wait_for(std::chrono::seconds(10));       // rank 0 is up: now go
+    return group ? std::string() : llvm::toString(group.takeError()); // its group ends here
+  });
+  auto group =
+      requireValue(CollectiveGroup::join(optionsFor(0, 2, rendezvous, port, milliseconds(3000))));
+  zeroJoined.set_value();
+  REQUIRE(leaving.get() == "");
+  std::vector<float> data(1000, 1.0f);
+  CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
+             Contains("rank 0 of 2: all-reduce failed"));
+  // The pairs are broken now: the next one says so at once.
+  CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
+             Contains("after an earlier collective failed"));
+}
