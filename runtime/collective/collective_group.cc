@@ -2,6 +2,7 @@
 #include "runtime/collective/collective_group.h"
 
 #include <gloo/allreduce.h>
+#include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -16,7 +17,7 @@ namespace oar::runtime {
 
 struct CollectiveGroup::Impl {
   CollectiveOptions opts;
-  std::unique_ptr<RendezvousServer> server; ///< rank 0's
+  std::unique_ptr<RendezvousServer> server; ///< rank 0's, while the ranks join
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
   uint32_t nextTag = 0;
@@ -92,6 +93,12 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
     impl->context = std::make_shared<gloo::rendezvous::Context>(o.rank, o.ranks);
     impl->context->setTimeout(o.timeout);
     impl->context->connectFullMesh(store, impl->device);
+    // Every rank is connected once all pass this barrier: none reads the store again, and rank 0
+    // lets the rendezvous go (its port and thread).
+    gloo::BarrierOptions barrier(impl->context);
+    barrier.setTimeout(o.timeout);
+    gloo::barrier(barrier);
+    impl->server.reset();
   } catch (const std::exception &e) {
     return makeError("{0}: cannot join the group through the rendezvous {1}: {2}", impl->who(),
                      o.rendezvous, e.what());

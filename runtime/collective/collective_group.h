@@ -40,7 +40,8 @@ struct CollectiveOptions {
 class CollectiveGroup {
 public:
   /// Joins: rank 0 starts the rendezvous; every rank writes its address there and connects to
-  /// every other (a full mesh). Errors name this rank and the rendezvous.
+  /// every other (a full mesh); once all are connected (a barrier) rank 0 closes the rendezvous.
+  /// Errors name this rank and the rendezvous.
   static llvm::Expected<std::unique_ptr<CollectiveGroup>> join(CollectiveOptions options);
   ~CollectiveGroup();
 
