@@ -13,15 +13,17 @@ llvm::StringRef modeName(Mode mode) {
     return "async";
   case Mode::Geo:
     return "geo";
+  case Mode::Collective:
+    return "collective";
   }
   return "unknown";
 }
 
 llvm::Expected<Mode> parseMode(llvm::StringRef name) {
-  for (Mode mode : {Mode::Sync, Mode::Async, Mode::Geo})
+  for (Mode mode : {Mode::Sync, Mode::Async, Mode::Geo, Mode::Collective})
     if (name == modeName(mode))
       return mode;
-  return makeError("mode \"{0}\" must be sync, async or geo", name);
+  return makeError("mode \"{0}\" must be sync, async, geo or collective", name);
 }
 
 } // namespace oar

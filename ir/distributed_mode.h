@@ -11,11 +11,14 @@ enum class Mode {
   Sync,  ///< every trainer's gradients summed at each step's barrier, then one update
   Async, ///< each gradient applied on arrival
   Geo,   ///< trainers train locally and send what changed every k steps
+  /// No pservers: the trainers average their gradients by all-reduce, each runs the optimizer
+  /// (Paddle's collective mode; runtime/collective/).
+  Collective,
 };
 
-/// "sync", "async" or "geo": the name flags, program attrs, messages and logs use.
+/// "sync", "async", "geo" or "collective": the name flags, program attrs, messages and logs use.
 llvm::StringRef modeName(Mode mode);
-/// The mode `name` names; an error naming it and the three modes otherwise.
+/// The mode `name` names; an error naming it and the modes otherwise.
 llvm::Expected<Mode> parseMode(llvm::StringRef name);
 
 } // namespace oar

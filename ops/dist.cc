@@ -88,6 +88,31 @@ OAR_OP(recv)
     .inferShape(inferRecv)
     .noGrad("communication");
 
+/// c_allreduce_avg writes its result into its inputs: Out names X, in order.
+static llvm::Error inferAllreduce(InferContext &ctx) {
+  if (llvm::Error err = checkPositive(ctx, "ranks"))
+    return err;
+  std::vector<std::string> in = opInputs(ctx.op(), "X"), out = opOutputs(ctx.op(), "Out");
+  if (in.size() != out.size())
+    return makeError("Out has {0} vars for {1} in X; they must be the same vars", out.size(),
+                     in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != out[i])
+      return makeError("Out[{0}] is {1} but X[{0}] is {2}: the mean is written in place", i, out[i],
+                       in[i]);
+    ctx.setOutput("Out", ctx.input("X", i), i);
+  }
+  return llvm::Error::success();
+}
+
+OAR_OP(c_allreduce_avg)
+    .summary("each X[i] = the mean of X[i] over the job's trainers (collective mode), in place")
+    .input("X", "dense gradients, float32 or float64", kDuplicable)
+    .output("Out", "the same vars as X", kDuplicable)
+    .attr<int64_t>("ranks", 1, "the trainers the mean is over")
+    .inferShape(inferAllreduce)
+    .noGrad("communication");
+
 OAR_OP(send_barrier)
     .summary("tell every pserver this trainer has sent all of this step's gradients")
     .attr<std::vector<std::string>>("endpoints", {}, "every pserver")

@@ -35,6 +35,13 @@ llvm::Error DistributeConfig::validate() const {
   if (trainerId < 0 || trainerId >= trainers)
     return makeError("trainer_id {0} is out of range for {1} trainers (use 0..{2})", trainerId,
                      trainers, trainers - 1);
+  if (mode == Mode::Collective) {
+    if (!pservers.empty())
+      return makeError("collective mode has no pservers (the trainers all-reduce their "
+                       "gradients), but {0} were given",
+                       pservers.size());
+    return llvm::Error::success();
+  }
   if (pservers.empty())
     return makeError("no pserver endpoints given (--pservers host:port,...)");
   std::set<std::string> seen;

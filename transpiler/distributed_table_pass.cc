@@ -164,7 +164,7 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
 }
 
 llvm::Error distributedTablePass(TranspileState &state) {
-  if (!hasDistributedTables(state.main))
+  if (state.config.mode == Mode::Collective || !hasDistributedTables(state.main))
     return llvm::Error::success();
   state.rewritten = state.main;
   auto tables = distributeTables(*state.rewritten, state.startup, state.config);

@@ -7,6 +7,7 @@ namespace oar {
 
 llvm::ArrayRef<TranspilePass> transpilePasses() {
   static const TranspilePass passes[] = {
+      {"collective", collectivePass},
       {"distributed-table", distributedTablePass},
       {"slice", slicePass},
       {"programs", programsPass},
@@ -15,6 +16,8 @@ llvm::ArrayRef<TranspilePass> transpilePasses() {
 }
 
 llvm::Error slicePass(TranspileState &state) {
+  if (state.config.mode == Mode::Collective) // collectivePass wrote the job
+    return llvm::Error::success();
   // Hashing the job serializes it (a megabyte for 1,000 params) and needs only the
   // single-machine programs, so it runs on another core while this one slices. Where no thread
   // can be started, get() hashes here instead. The programs as the user gave them, not as the

@@ -30,6 +30,8 @@ struct TranspilePass {
 };
 
 /// The passes transpile() runs, in order:
+///  - collective (collective_program.cc): in collective mode, the whole job: the trainer's
+///    programs with one all-reduce of the gradients; the passes below do nothing then;
 ///  - distributed-table (distributed_table_pass.cc): lookups of is_distributed tables become
 ///    pulls and pushes of the rows a batch touches; the tables join the plan;
 ///  - slice (plan.cc): params cut into blocks, each placed on an endpoint;
@@ -38,6 +40,7 @@ struct TranspilePass {
 ///    GEO's local training and delta blocks instead in GEO mode (geo_program.cc).
 llvm::ArrayRef<TranspilePass> transpilePasses();
 
+llvm::Error collectivePass(TranspileState &state);
 llvm::Error distributedTablePass(TranspileState &state);
 llvm::Error slicePass(TranspileState &state);
 llvm::Error programsPass(TranspileState &state);

@@ -84,6 +84,8 @@ llvm::Expected<TranspileResult> transpile(const proto::Program &main, const prot
 }
 
 llvm::Error programsPass(TranspileState &state) {
+  if (state.config.mode == Mode::Collective) // collectivePass wrote the job
+    return llvm::Error::success();
   TranspileResult &r = state.result;
   const DistributeConfig &config = state.config;
   TranspileInputs in(state.source(), state.startup, r.plan, state.jobHash);

@@ -38,7 +38,8 @@ public:
   const proto::Program &pserverStartup(size_t index) const { return *pserverStartups_[index]; }
 
 private:
-  friend llvm::Error programsPass(TranspileState &state); // builds the programs
+  friend llvm::Error programsPass(TranspileState &state);   // builds the programs
+  friend llvm::Error collectivePass(TranspileState &state); // ... in collective mode
 
   std::vector<std::unique_ptr<google::protobuf::Arena>> arenas_;
   proto::Program *trainer_ = nullptr, *trainerStartup_ = nullptr; // on arenas_

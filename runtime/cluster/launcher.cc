@@ -34,6 +34,9 @@ namespace {
 /// Refuses a launch that cannot work before any node starts. Returns whether OMP_NUM_THREADS is
 /// set (to a valid count).
 llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
+  if (opts.mode == Mode::Collective) // runtime/node's runCollectiveTrainer runs such jobs
+    return makeError("--mode collective: oar-launch does not start collective jobs yet; the C++ "
+                     "API does (runTrainer on a transpiled collective program)");
   if (opts.servers < 1 || opts.workers < 1)
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);

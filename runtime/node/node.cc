@@ -100,6 +100,8 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   auto mode = parseMode(dist.mode());
   if (!mode)
     return addContext(mode.takeError(), "the trainer program");
+  if (*mode == Mode::Collective)
+    return runCollectiveTrainer(progs, opts, testResult);
   int64_t id = opts.cluster.trainerId;
   if (id < 0 || (id >= dist.trainers() && !opts.elastic))
     return makeError("trainer id {0} is out of range for {1} trainers", id, dist.trainers());

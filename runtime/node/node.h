@@ -21,8 +21,11 @@ struct NodeOptions {
   DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;
   std::string bind; ///< pserver bind address (host:port), if not its endpoint
-  /// A pserver's port, held since it was picked (by oar-launch, or joining a scheduler): taken
-  /// over instead of bound again, so no other process can take it meanwhile. Null: bound.
+  /// Collective jobs: where trainer 0 serves the rendezvous the trainers meet at (host:port).
+  std::string rendezvous;
+  /// A pserver's port (or collective trainer 0's rendezvous port), held since it was picked (by
+  /// oar-launch, or joining a scheduler): taken over instead of bound again, so no other process
+  /// can take it meanwhile. Null: bound.
   std::shared_ptr<HeldPort> heldPort;
   /// CURVE keys (runtime/security/curve.h): a pserver then accepts only the listed trainer keys, a
   /// trainer authenticates with its own and checks the pservers' key. Empty: plain TCP.
@@ -72,6 +75,12 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
 /// set. `testResult` receives the evaluation when the program has a test feed.
 llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                        std::optional<EvalResult> &testResult);
+
+/// runTrainer for a collective job's program (runtime/collective/): joins the other trainers at
+/// opts.rendezvous, starts from trainer 0's params (loaded from loadDir there), trains with
+/// the gradients averaged over the trainers each step; trainer 0 evaluates and saves.
+llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &opts,
+                                 std::optional<EvalResult> &testResult);
 
 /// Runs startup (or loads whole params from loadDir, sliced to this pserver's blocks), serves
 /// until every trainer completed, then saves its blocks and optimizer state to

@@ -277,7 +277,7 @@ TEST_CASE("an unknown flag beginning with h is an error, not the help and exit 0
   makeCsvModel(dir, "");
   std::string out = runExpecting(1, binDir() + "/oar-launch --mode=syncc " + dir);
   CHECK(llvm::StringRef(out).trim() ==
-        "oar-launch: error: mode \"syncc\" must be sync, async or geo");
+        "oar-launch: error: mode \"syncc\" must be sync, async, geo or collective");
 }
 
 TEST_CASE("a connect timeout reports the time actually waited", "[tools][errors]") {

@@ -313,7 +313,8 @@ TEST_CASE("bad configurations get one-line errors naming them", "[transpiler][er
   c.minBlockSize = 0;
   CHECK_THAT(err(c), Contains("min_block_size is 0"));
   // A mode is an enum past the flags and attrs that name it; a bad name is refused there.
-  CHECK_THAT(errorText(parseMode("bulk")), Contains("mode \"bulk\" must be sync, async or geo"));
+  CHECK_THAT(errorText(parseMode("bulk")),
+             Contains("mode \"bulk\" must be sync, async, geo or collective"));
 
   // An update op the transpiler does not know.
   ModelBuilder odd = fitALine();

@@ -1,0 +1,107 @@
+// A trainer of a collective job: no pservers; the ranks start from rank 0's params, average
+// their gradients every step (c_allreduce_avg), and each runs the optimizer itself.
+#include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/load_model.h"
+#include "executor/device.h"
+#include "runtime/collective/collective_group.h"
+#include "runtime/node/node.h"
+#include "runtime/node/run_env.h"
+#include "runtime/node/save_lock.h"
+#include "support/error.h"
+#include "support/signals.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace oar::runtime {
+
+namespace {
+
+/// Every persistable var of `main` held by `scope` (params and optimizer state), copied from
+/// rank 0 to every rank, in name order: the ranks start from the same bits however each
+/// initialised them.
+llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, Scope &scope) {
+  std::vector<std::string> names;
+  for (const proto::Var &v : main.blocks(0).vars())
+    if (v.persistable() && scope.find(v.name()) && scope.find(v.name())->initialized())
+      names.push_back(v.name());
+  llvm::sort(names);
+  for (const std::string &name : names) {
+    Tensor &t = scope.get(name);
+    if (llvm::Error err = group.broadcast(t.raw(), t.bytes(), 0))
+      return addContext(std::move(err), "sending rank 0's " + name);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &opts,
+                                 std::optional<EvalResult> &testResult) {
+  const proto::DistributeInfo &dist = progs.main.dist();
+  int64_t id = opts.cluster.trainerId, ranks = dist.trainers();
+  if (id < 0 || id >= ranks)
+    return makeError("trainer id {0} is out of range for {1} trainers", id, ranks);
+  if (opts.rendezvous.empty())
+    return makeError("trainer {0}: a collective job's trainers meet at trainer 0's address; none "
+                     "was given",
+                     id);
+  auto saveLock =
+      lockSaveDir(id == 0 ? opts.saveDir : "", saveLockJob(opts.cluster.jobId, dist.plan_digest()));
+  if (!saveLock)
+    return saveLock.takeError();
+  CollectiveOptions c;
+  c.rank = static_cast<int>(id), c.ranks = static_cast<int>(ranks);
+  c.rendezvous = opts.rendezvous;
+  // The same programs on every rank, and the same launch: another job's ranks are refused.
+  c.jobId = opts.cluster.jobId + "/" + dist.plan_digest();
+  c.heldPort = id == 0 ? opts.heldPort : nullptr;
+  c.timeout = opts.timeouts.reply;
+  c.shouldStop = stopRequested;
+  c.log = opts.log;
+  auto group = CollectiveGroup::join(std::move(c));
+  if (!group)
+    return group.takeError();
+  std::string who = "trainer " + std::to_string(id);
+  if (!opts.computeThreads.empty() && opts.log)
+    opts.log(who + ": " + opts.computeThreads);
+  RunEnv env;
+  env.group = group->get();
+  env.program = &progs.main;
+  if (llvm::Error err = usePlace(opts.place))
+    return addContext(std::move(err), who);
+  Executor exec(opts.place.device);
+  exec.setEnv(&env);
+  Scope scope;
+  if (llvm::Error err = exec.run(progs.startup, scope))
+    return addContext(std::move(err), who + " startup");
+  if (id == 0 && !opts.loadDir.empty()) {
+    auto ckpt = CheckpointReader::open(opts.loadDir);
+    if (!ckpt)
+      return ckpt.takeError();
+    auto loaded = loadSingleMachine(progs.main, progs.startup, scope, *ckpt);
+    if (!loaded)
+      return addContext(loaded.takeError(), who + " loading " + opts.loadDir);
+  }
+  if (llvm::Error err = broadcastState(**group, progs.main, scope))
+    return err;
+  TrainOptions train = opts.train;
+  if (id != 0) // trainer 0 scores the model
+    train.evalEverySteps = 0, train.evalEveryEpoch = false;
+  train.trainerId = id; // the data shard
+  train.trainers = ranks;
+  train.onStep = opts.onStep;
+  train.shouldStop = stopRequested;
+  auto reports = trainLoop(exec, progs.main, scope, train);
+  if (!reports) // the other ranks' next all-reduce fails: they end too
+    return addContext(reports.takeError(), who);
+  if (id == 0 && progs.main.has_test_feed() && progs.main.test_feed().columns_size() > 0) {
+    auto eval = evaluate(exec, progs.main, scope, progs.main.test_feed());
+    if (!eval)
+      return eval.takeError();
+    testResult = *eval;
+  }
+  if (id == 0 && !opts.saveDir.empty())
+    return savePersistables(progs.main, scope, opts.saveDir, /*parametersOnly=*/true);
+  return llvm::Error::success();
+}
+
+} // namespace oar::runtime

@@ -1,0 +1,142 @@
+// Collective training (no pservers): N trainers, each on its share of every step's rows, average
+// their gradients by all-reduce. Every trainer must end with the same bits, and those equal one
+// machine trained with N times the batch, from the same initial params (acceptance 1 of issue
+// 36). The trainers run as threads of this test (runTrainer, each its own Gloo pairs over TCP).
+#include <future>
+
+#include "executor/npy.h"
+#include "runtime/node/node.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/fixture.h"
+#include "test/helpers/job.h"
+#include "test/helpers/ports.h"
+#include "transpiler/transpiler.h"
+
+using namespace oar;
+using namespace oar::runtime;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using Params = std::map<std::string, Tensor>;
+
+/// Trains `dir`'s single-machine model as a collective job of `trainers` threads; trainer 0 loads
+/// `init` and saves to `out`. Each trainer's final values of `names` go to the result.
+std::vector<Params> trainCollective(const std::string &dir, int trainers, const std::string &init,
+                                    const std::string &out, const std::vector<std::string> &names) {
+  proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
+  proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
+  DistributeConfig config;
+  config.mode = Mode::Collective;
+  config.trainers = trainers;
+  TranspileResult job = requireValue(transpile(main, startup, config));
+  NodePrograms progs{job.trainer(), job.trainerStartup()};
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::vector<Params> finals(trainers);
+  std::vector<std::future<std::string>> ranks;
+  for (int r = 0; r < trainers; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      NodeOptions opts;
+      opts.cluster.role = Role::Trainer;
+      opts.cluster.trainerId = r;
+      opts.cluster.trainers = trainers;
+      opts.rendezvous = endpointOf(*port);
+      opts.timeouts.reply = std::chrono::milliseconds(20000);
+      if (r == 0)
+        opts.heldPort = port, opts.loadDir = init, opts.saveDir = out;
+      opts.train.afterStep = [&finals, &names, r](const StepReport &, const Scope &s) {
+        for (const std::string &n : names)
+          finals[r][n] = s.find(n)->clone();
+        return llvm::Error::success();
+      };
+      std::optional<EvalResult> test;
+      llvm::Error err = runTrainer(progs, opts, test);
+      return err ? llvm::toString(std::move(err)) : std::string();
+    }));
+  for (auto &r : ranks)
+    CHECK(r.get() == "");
+  return finals;
+}
+
+void checkCollectiveEqualsSingle(const std::string &name, const std::string &modelArgs, int batch,
+                                 int trainers, const Fixture &f) {
+  std::string dir = scratchDir("collective_" + name + "_" + std::to_string(trainers));
+  makeModel(dir + "/single", modelArgs + " --batch-size=" + std::to_string(batch));
+  makeModel(dir + "/dist", modelArgs + " --batch-size=" + std::to_string(batch / trainers));
+  run(binDir() + "/oar-executor --main " + dir + "/single/main.pb --startup " + dir +
+      "/single/startup.pb --load " + f.dir + "/init --save " + dir + "/single_out");
+  std::vector<Params> finals =
+      trainCollective(dir + "/dist", trainers, f.dir + "/init", dir + "/dist_out", f.params);
+  for (const std::string &p : f.params) {
+    INFO(name << " on " << trainers << " trainers: " << p);
+    REQUIRE(finals[0].count(p));
+    for (int r = 1; r < trainers; ++r) { // the same bits on every trainer
+      REQUIRE(finals[r].count(p));
+      CHECK(finals[r][p].bytes() == finals[0][p].bytes());
+      CHECK(std::memcmp(finals[r][p].raw(), finals[0][p].raw(), finals[0][p].bytes()) == 0);
+    }
+    Tensor single = requireValue(readNpy(dir + "/single_out/" + p + ".npy"));
+    Tensor saved = requireValue(readNpy(dir + "/dist_out/" + p + ".npy"));
+    CHECK(toleranceRatio(saved, single, 1e-4, 1e-6) <= 1.0);
+    CHECK(std::memcmp(saved.raw(), finals[0][p].raw(), saved.bytes()) == 0);
+  }
+}
+
+} // namespace
+
+TEST_CASE("fit_a_line on 2 and 4 collective trainers ends with the same bits on each, equal to "
+          "one machine with N times the batch",
+          "[e2e][runtime][collective]") {
+  int trainers = GENERATE(2, 4);
+  Fixture f = loadFixture("fit_a_line_sgd");
+  checkCollectiveEqualsSingle("fit_a_line",
+                              "--model=linear --in=13 --out=1 --lr=0.01 --epochs=3 "
+                              "--format=uci_housing --data=" +
+                                  sourceDir() + "/data/uci_housing/housing.data",
+                              20, trainers, f);
+}
+
+TEST_CASE("the MNIST MLP on 2 and 4 collective trainers ends with the same bits on each, equal to "
+          "one machine with N times the batch",
+          "[e2e][runtime][collective]") {
+  int trainers = GENERATE(2, 4);
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  checkCollectiveEqualsSingle("mnist_mlp",
+                              "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                              "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
+                              "--momentum=0.9 --epochs=1 --format=npy --data=" +
+                                  f.dir + "/x.npy," + f.dir + "/y.npy",
+                              64, trainers, f);
+}
+
+TEST_CASE("the collective pass averages every dense gradient in one op before the optimizer, "
+          "and refuses pservers",
+          "[transpiler][collective]") {
+  std::string dir = scratchDir("collective_program");
+  makeFitALine(dir, "--batch-size=10");
+  proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
+  proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
+  DistributeConfig config;
+  config.mode = Mode::Collective;
+  config.trainers = 3;
+  TranspileResult job = requireValue(transpile(main, startup, config));
+  CHECK(job.numPservers() == 0);
+  const proto::Block &block = job.trainer().blocks(0);
+  int allreduce = -1, firstOptimizer = -1;
+  for (int i = 0; i < block.ops_size(); ++i) {
+    if (block.ops(i).type() == "c_allreduce_avg")
+      allreduce = i;
+    if (block.ops(i).role() == proto::OPTIMIZE && firstOptimizer < 0)
+      firstOptimizer = i;
+    CHECK(block.ops(i).type() != "send");
+  }
+  REQUIRE(allreduce >= 0);
+  CHECK(allreduce + 1 == firstOptimizer);
+  CHECK(opInputs(block.ops(allreduce), "X") ==
+        std::vector<std::string>{"fc_0.b_0@GRAD", "fc_0.w_0@GRAD"});
+  CHECK(job.trainer().dist().mode() == "collective");
+  CHECK(job.trainer().dist().trainers() == 3);
+  config.pservers = {"127.0.0.1:6170"};
+  CHECK_THAT(errorText(transpile(main, startup, config)),
+             Contains("collective mode has no pservers"));
+}
