@@ -140,3 +140,43 @@ TEST_CASE("the collective pass averages every dense gradient in one op before th
   CHECK_THAT(errorText(transpile(main, startup, config)),
              Contains("collective mode has no pservers"));
 }
+
+TEST_CASE("a collective trainer that fails mid-job ends the other within seconds, not at a "
+          "timeout",
+          "[e2e][runtime][collective][fault]") {
+  std::string dir = scratchDir("collective_trainer_fails");
+  makeFitALine(dir, "--batch-size=10 --epochs=50");
+  proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
+  proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
+  DistributeConfig config;
+  config.mode = Mode::Collective;
+  config.trainers = 2;
+  TranspileResult job = requireValue(transpile(main, startup, config));
+  NodePrograms progs{job.trainer(), job.trainerStartup()};
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::vector<std::future<std::string>> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      NodeOptions opts;
+      opts.cluster.role = Role::Trainer;
+      opts.cluster.trainerId = r;
+      opts.cluster.trainers = 2;
+      opts.rendezvous = endpointOf(*port);
+      opts.timeouts.reply = std::chrono::milliseconds(60000); // the wait it must not sit out
+      if (r == 0)
+        opts.heldPort = port;
+      else // trainer 1 fails at step 20, as a crash in its step would
+        opts.train.afterStep = [](const StepReport &report, const Scope &) -> llvm::Error {
+          return report.step == 20 ? makeError("injected failure") : llvm::Error::success();
+        };
+      std::optional<EvalResult> test;
+      llvm::Error err = runTrainer(progs, opts, test);
+      return err ? llvm::toString(std::move(err)) : std::string();
+    }));
+  auto start = std::chrono::steady_clock::now();
+  std::string survivor = ranks[0].get(), failed = ranks[1].get();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK_THAT(failed, Contains("trainer 1") && Contains("injected failure"));
+  CHECK_THAT(survivor, Contains("rank 0 of 2: all-reduce failed"));
+  CHECK(seconds < 30); // far below the 60 s timeout: the closed pairs end it
+}
