@@ -1,6 +1,8 @@
 // Joining a collective group through the rendezvous, and its collectives through Gloo.
 #include "runtime/collective/collective_group.h"
 
+#include <optional>
+
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
@@ -77,11 +79,16 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
     impl->server = std::move(*server);
   }
   // The store is needed only to meet: its channel (and libzmq's context) end with join().
-  zmq::context_t zmqContext(1);
+  std::optional<zmq::context_t> zmqContext;
+  try {
+    zmqContext.emplace(1);
+  } catch (const zmq::error_t &e) {
+    return makeError("{0}: cannot start libzmq: {1}", impl->who(), e.what());
+  }
   DealerOptions dealer;
   dealer.curve = o.curve;
   dealer.maxMessageBytes = RendezvousServer::kMaxValueBytes + 4096;
-  auto channel = openDealer(zmqContext, o.rendezvous, dealer);
+  auto channel = openDealer(*zmqContext, o.rendezvous, dealer);
   if (!channel)
     return makeError("{0}: {1}", impl->who(), llvm::toString(channel.takeError()));
   RendezvousStore store(std::move(*channel), o.rendezvous, o.jobId, o.rank, o.timeout,

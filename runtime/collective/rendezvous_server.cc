@@ -66,6 +66,11 @@ struct RendezvousServer::Impl {
       if (request.value().size() > kMaxValueBytes)
         return "a value of " + std::to_string(request.value().size()) + " bytes (at most " +
                std::to_string(kMaxValueBytes) + ")";
+      // Gloo's keys name their rank ("2", "rank_2"): each rank writes its own, and only those.
+      std::string own = std::to_string(request.rank());
+      if (request.key() != own && request.key() != "rank_" + own)
+        return "rank " + own + " may write only its own keys (\"" + own + "\", \"rank_" + own +
+               "\"), not \"" + request.key() + "\"";
       if (!values.count(request.key()) && values.size() >= kMaxKeys)
         return "the store holds " + std::to_string(kMaxKeys) + " keys already";
     } else if (request.kind() != proto::STORE_GET) {
@@ -110,8 +115,12 @@ struct RendezvousServer::Impl {
       } catch (const zmq::error_t &) { // EINTR: a signal; the loop looks at `stopping`
         continue;
       }
-      if (frames && frames->size() >= 2)
-        serveOne(*frames);
+      try {
+        if (frames && frames->size() >= 2)
+          serveOne(*frames);
+      } catch (const std::exception &e) { // memory, or libzmq: this request is lost, not the job
+        log(std::string("a request failed: ") + e.what());
+      }
     }
   }
 };
@@ -120,7 +129,12 @@ RendezvousServer::RendezvousServer(std::unique_ptr<Impl> impl) : impl_(std::move
 
 llvm::Expected<std::unique_ptr<RendezvousServer>>
 RendezvousServer::start(RendezvousOptions options) {
-  auto impl = std::make_unique<Impl>();
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>();
+  } catch (const zmq::error_t &e) {
+    return makeError("rendezvous {0}: cannot open its socket: {1}", options.endpoint, e.what());
+  }
   impl->opts = std::move(options);
   const RendezvousOptions &o = impl->opts;
   try {

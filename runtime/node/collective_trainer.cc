@@ -15,19 +15,34 @@ namespace oar::runtime {
 
 namespace {
 
-/// Every persistable var of `main` held by `scope` (params and optimizer state), copied from
-/// rank 0 to every rank, in name order: the ranks start from the same bits however each
-/// initialised them.
+/// Every persistable var `main` declares (params and optimizer state), copied from rank 0 to
+/// every rank, in name order: the ranks start from the same bits however each initialised them.
+/// The list comes from the program, the same on every rank; each rank first checks that it holds
+/// each var with rank 0's byte count, so no broadcast is ever of two sizes (Gloo would abort).
 llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, Scope &scope) {
   std::vector<std::string> names;
   for (const proto::Var &v : main.blocks(0).vars())
-    if (v.persistable() && scope.find(v.name()) && scope.find(v.name())->initialized())
+    if (v.persistable())
       names.push_back(v.name());
   llvm::sort(names);
-  for (const std::string &name : names) {
-    Tensor &t = scope.get(name);
+  std::vector<double> bytes(names.size()), rank0(names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    if (const Tensor *t = scope.find(names[i]); t && t->initialized())
+      bytes[i] = static_cast<double>(t->bytes());
+  rank0 = bytes;
+  if (llvm::Error err = group.broadcast(rank0.data(), rank0.size() * sizeof(double), 0))
+    return addContext(std::move(err), "comparing the ranks' vars");
+  for (size_t i = 0; i < names.size(); ++i)
+    if (bytes[i] != rank0[i])
+      return makeError("rank {0} holds {1} bytes of {2} but rank 0 holds {3}: the ranks' programs "
+                       "or loads differ",
+                       group.rank(), bytes[i], names[i], rank0[i]);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (bytes[i] == 0)
+      continue;
+    Tensor &t = scope.get(names[i]);
     if (llvm::Error err = group.broadcast(t.raw(), t.bytes(), 0))
-      return addContext(std::move(err), "sending rank 0's " + name);
+      return addContext(std::move(err), "sending rank 0's " + names[i]);
   }
   return llvm::Error::success();
 }
@@ -40,6 +55,21 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
   int64_t id = opts.cluster.trainerId, ranks = dist.trainers();
   if (id < 0 || id >= ranks)
     return makeError("trainer id {0} is out of range for {1} trainers", id, ranks);
+  // Refused by name rather than half done: Gloo all-reduces host memory (a GPU param handed to it
+  // would be read as a host pointer), the rendezvous would need trainer 0's own public key, and
+  // evaluating a save needs no job.
+  if (opts.place.device != Device::Cpu)
+    return makeError("trainer {0}: collective trainers run on the CPU (GPU trainers need NCCL, "
+                     "not built yet)",
+                     id);
+  if (opts.curve.enabled())
+    return makeError("trainer {0}: collective jobs with CURVE keys are not built yet (the "
+                     "rendezvous would need trainer 0's public key)",
+                     id);
+  if (opts.evalOnly)
+    return makeError("trainer {0}: --eval-only evaluates a save on one machine; a collective job "
+                     "trains",
+                     id);
   if (opts.rendezvous.empty())
     return makeError("trainer {0}: a collective job's trainers meet at trainer 0's address; none "
                      "was given",
@@ -80,6 +110,8 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
     auto loaded = loadSingleMachine(progs.main, progs.startup, scope, *ckpt);
     if (!loaded)
       return addContext(loaded.takeError(), who + " loading " + opts.loadDir);
+    if (llvm::Error err = checkStateComplete(*loaded, *ckpt, /*training=*/true))
+      return addContext(std::move(err), who + " loading " + opts.loadDir);
   }
   if (llvm::Error err = broadcastState(**group, progs.main, scope))
     return err;

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "runtime/collective/collective_group.h"
+#include "runtime/collective/rendezvous_server.h"
+#include "runtime/collective/rendezvous_store.h"
 #include "test/helpers/expect.h"
 #include "test/helpers/ports.h"
 
@@ -152,4 +154,25 @@ TEST_CASE("a rank gone after joining: the other's next all-reduce fails, it does
   // The pairs are broken now: the next one says so at once.
   CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
              Contains("after an earlier collective failed"));
+}
+
+TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collective]") {
+  std::shared_ptr<HeldPort> port = holdPort();
+  RendezvousOptions r;
+  r.endpoint = endpointOf(*port), r.jobId = "job-1", r.ranks = 2, r.heldPort = port;
+  auto server = requireValue(RendezvousServer::start(r));
+  zmq::context_t context(1);
+  RendezvousStore store(requireValue(openDealer(context, r.endpoint, {})), r.endpoint, "job-1", 1,
+                        milliseconds(3000), {});
+  store.set("rank_1", {'a'});
+  store.set("1", {'b'});
+  CHECK(store.get("1") == std::vector<char>{'b'});
+  // Rank 1 taking rank 0's place would send rank 0's pairs to its own address.
+  std::string refused;
+  try {
+    store.set("0", {'x'});
+  } catch (const StoreFailure &e) {
+    refused = e.what();
+  }
+  CHECK_THAT(refused, Contains("refused rank 1: rank 1 may write only its own keys"));
 }
