@@ -4,6 +4,7 @@
 #include "ir/node_role.h"
 #include "support/error.h"
 #include "transpiler/arena_blocks.h"
+#include "transpiler/distributed_table_pass.h"
 #include "transpiler/passes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -23,8 +24,7 @@ llvm::Error findGradients(const proto::Block &block, std::vector<std::string> &g
   firstOptimizer = -1;
   for (int i = 0; i < block.ops_size(); ++i) {
     const proto::Op &op = block.ops(i);
-    if (op.type() == "lookup_table" && findAttr(op, "is_distributed") &&
-        findAttr(op, "is_distributed")->b())
+    if (isDistributedLookup(op))
       return makeError("op #{0} (lookup_table) reads a distributed table (is_distributed), which "
                        "lives on pservers: collective mode has none",
                        i);

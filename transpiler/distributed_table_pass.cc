@@ -12,7 +12,7 @@
 
 namespace oar {
 
-static bool isDistributedLookup(const proto::Op &op) {
+bool isDistributedLookup(const proto::Op &op) {
   const proto::Attr *d = findAttr(op, "is_distributed");
   return op.type() == "lookup_table" && d && d->b();
 }

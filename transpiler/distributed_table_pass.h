@@ -5,6 +5,8 @@
 
 namespace oar {
 
+/// Whether `op` is a lookup_table of a distributed table (is_distributed).
+bool isDistributedLookup(const proto::Op &op);
 /// Whether `main` looks anything up in a distributed table.
 bool hasDistributedTables(const proto::Program &main);
 

@@ -1,5 +1,6 @@
 // Slicing parameters into blocks and placing the blocks on endpoints.
 #include "transpiler/plan.h"
+#include "transpiler/distributed_table_pass.h"
 
 #include "ir/names.h"
 #include "support/error.h"
@@ -119,8 +120,7 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
     vars[v.name()] = &v;
   for (int i = 0; i < block.ops_size(); ++i) {
     const proto::Op &op = block.ops(i);
-    if (op.type() == "lookup_table" && findAttr(op, "is_distributed") &&
-        findAttr(op, "is_distributed")->b())
+    if (isDistributedLookup(op))
       return makeError("op #{0} (lookup_table) has is_distributed=true but the distributed-table "
                        "pass did not run (transpile() runs it)",
                        i);
@@ -206,7 +206,6 @@ std::string DistributePlan::digest(bool withEndpoints) const {
          std::to_string(t.admitProbability) + "/" + std::to_string(t.evictAfter);
   return llvm::formatv("{0:x16}", fnv1a64(s)).str();
 }
-
 
 std::string jobDigest(const DistributePlan &plan, uint64_t jobHash, bool withEndpoints) {
   std::string job = llvm::formatv("|job {0:x16}", jobHash).str();

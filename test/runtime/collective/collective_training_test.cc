@@ -20,17 +20,22 @@ namespace {
 
 using Params = std::map<std::string, Tensor>;
 
-/// Trains `dir`'s single-machine model as a collective job of `trainers` threads; trainer 0 loads
-/// `init` and saves to `out`. Each trainer's final values of `names` go to the result.
-std::vector<Params> trainCollective(const std::string &dir, int trainers, const std::string &init,
-                                    const std::string &out, const std::vector<std::string> &names) {
+/// `dir`'s single-machine model transpiled for a collective job of `trainers`.
+NodePrograms collectivePrograms(const std::string &dir, int trainers) {
   proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
   proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
   DistributeConfig config;
   config.mode = Mode::Collective;
   config.trainers = trainers;
   TranspileResult job = requireValue(transpile(main, startup, config));
-  NodePrograms progs{job.trainer(), job.trainerStartup()};
+  return NodePrograms{job.trainer(), job.trainerStartup()};
+}
+
+/// Trains `dir`'s single-machine model as a collective job of `trainers` threads; trainer 0 loads
+/// `init` and saves to `out`. Each trainer's final values of `names` go to the result.
+std::vector<Params> trainCollective(const std::string &dir, int trainers, const std::string &init,
+                                    const std::string &out, const std::vector<std::string> &names) {
+  NodePrograms progs = collectivePrograms(dir, trainers);
   std::shared_ptr<HeldPort> port = holdPort();
   std::vector<Params> finals(trainers);
   std::vector<std::future<std::string>> ranks;
@@ -146,13 +151,7 @@ TEST_CASE("a collective trainer that fails mid-job ends the other within seconds
           "[e2e][runtime][collective][fault]") {
   std::string dir = scratchDir("collective_trainer_fails");
   makeFitALine(dir, "--batch-size=10 --epochs=50");
-  proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
-  proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
-  DistributeConfig config;
-  config.mode = Mode::Collective;
-  config.trainers = 2;
-  TranspileResult job = requireValue(transpile(main, startup, config));
-  NodePrograms progs{job.trainer(), job.trainerStartup()};
+  NodePrograms progs = collectivePrograms(dir, 2);
   std::shared_ptr<HeldPort> port = holdPort();
   std::vector<std::future<std::string>> ranks;
   for (int r = 0; r < 2; ++r)
