@@ -10,10 +10,13 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 
+#include "runtime/collective/closed_pairs.h"
 #include "runtime/collective/rendezvous_server.h"
 #include "runtime/collective/rendezvous_store.h"
 #include "runtime/transport/channel.h"
 #include "support/error.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
 
@@ -22,6 +25,8 @@ struct CollectiveGroup::Impl {
   std::unique_ptr<RendezvousServer> server; ///< rank 0's, while the ranks join
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
+  /// Made once joined; destroyed before the context it probes.
+  std::unique_ptr<ClosedPairs> closedPairs;
   uint32_t nextTag = 0;
   /// After a failed collective the pairs are in an unknown state: every later one fails too.
   std::string broken;
@@ -39,9 +44,21 @@ struct CollectiveGroup::Impl {
       return llvm::Error::success();
     } catch (const std::exception &e) {
       broken = e.what();
-      return makeError("{0}: {1} failed (a rank is gone or stalled past {2} ms): {3}", who(), what,
-                       opts.timeout.count(), e.what());
+      return makeError("{0}: {1} failed: {2} ({3})", who(), what, whoFailed(), e.what());
     }
+  }
+
+  /// Who ended the collective: the ranks whose connection closed, else a stall.
+  std::string whoFailed() {
+    std::vector<int> gone = closedPairs->list();
+    if (gone.empty())
+      return llvm::formatv("no rank was heard from within {0} ms: a rank is stalled",
+                           opts.timeout.count());
+    std::vector<std::string> names;
+    for (int r : gone)
+      names.push_back(std::to_string(r));
+    return (gone.size() == 1 ? "rank " : "ranks ") + llvm::join(names, ", ") +
+           (gone.size() == 1 ? " is gone" : " are gone") + " (connection closed)";
   }
 
   template <typename T> llvm::Error allreduce(T *data, size_t count) {
@@ -106,6 +123,7 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
     barrier.setTimeout(o.timeout);
     gloo::barrier(barrier);
     impl->server.reset();
+    impl->closedPairs = std::make_unique<ClosedPairs>(*impl->context);
   } catch (const std::exception &e) {
     return makeError("{0}: cannot join the group through the rendezvous {1}: {2}", impl->who(),
                      o.rendezvous, e.what());

@@ -3,6 +3,7 @@
 // the rank, never a hang.
 #include <cstring>
 #include <future>
+#include <regex>
 #include <thread>
 
 #include "runtime/collective/collective_group.h"
@@ -150,7 +151,7 @@ TEST_CASE("a rank gone after joining: the other's next all-reduce fails, it does
   REQUIRE(leaving.get() == "");
   std::vector<float> data(1000, 1.0f);
   CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
-             Contains("rank 0 of 2: all-reduce failed"));
+             Contains("rank 0 of 2: all-reduce failed: rank 1 is gone (connection closed)"));
   // The pairs are broken now: the next one says so at once.
   CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
              Contains("after an earlier collective failed"));
@@ -175,4 +176,33 @@ TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collec
     refused = e.what();
   }
   CHECK_THAT(refused, Contains("refused rank 1: rank 1 may write only its own keys"));
+}
+
+TEST_CASE("a rank gone in a group of 4: every other rank's error names it, neighbour in the ring "
+          "or not",
+          "[runtime][collective]") {
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string rendezvous = endpointOf(*port);
+  std::vector<std::future<std::string>> results;
+  for (int r = 0; r < 4; ++r)
+    results.push_back(std::async(std::launch::async, [&, r] {
+      auto group = CollectiveGroup::join(optionsFor(r, 4, rendezvous, port, milliseconds(20000)));
+      if (!group)
+        return llvm::toString(group.takeError());
+      if (r == 2) // leaves once joined: its pairs close with its group
+        return std::string("left");
+      std::vector<float> data(100000, 1.0f);
+      return errorText((*group)->allreduceSum(data.data(), data.size()));
+    }));
+  std::vector<std::string> errors;
+  for (auto &f : results)
+    errors.push_back(f.get());
+  CHECK(errors[2] == "left");
+  // Ranks 1 and 3 (its neighbours) see it at once; rank 0 sees it when they end, naming every
+  // rank gone by then, rank 2 among them, long before the 20 s timeout.
+  for (int r : {0, 1, 3}) {
+    CAPTURE(r, errors[r]);
+    CHECK_THAT(errors[r], Contains("all-reduce failed: rank"));
+    CHECK(std::regex_search(errors[r], std::regex("ranks? ([0-9], )*2(, [0-9])* (is|are) gone")));
+  }
 }
