@@ -16,6 +16,8 @@ inline constexpr const char *kPaddleTrainerId = "PADDLE_TRAINER_ID";
 inline constexpr const char *kPaddleCurrentIp = "PADDLE_CURRENT_IP";
 inline constexpr const char *kPaddleCurrentEndpoint = "PADDLE_CURRENT_ENDPOINT";
 inline constexpr const char *kPaddlePort = "PADDLE_PORT";
+/// Paddle's collective jobs: every trainer's host:port, trainer 0 first (its rendezvous).
+inline constexpr const char *kPaddleTrainerEndpoints = "PADDLE_TRAINER_ENDPOINTS";
 inline constexpr const char *kPodIp = "POD_IP"; ///< a Kubernetes pod's address
 // TensorFlow's cluster description.
 inline constexpr const char *kTfConfig = "TF_CONFIG";

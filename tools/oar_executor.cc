@@ -147,12 +147,20 @@ static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl:
                                  cl::cat(jobCategory));
 static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."),
                                      cl::cat(jobCategory));
-static cl::opt<std::string> endpoint("endpoint", cl::desc("this pserver's advertised host:port"),
-                                     cl::cat(jobCategory));
+static cl::opt<std::string>
+    endpoint("endpoint",
+             cl::desc("this pserver's advertised host:port (a collective trainer's: the host its "
+                      "pairs listen on)"),
+             cl::cat(jobCategory));
+static cl::opt<std::string> rendezvous(
+    "rendezvous",
+    cl::desc("collective jobs: host:port where trainer 0 serves the trainers' rendezvous "
+             "(default: the first of PADDLE_TRAINER_ENDPOINTS, or TF_CONFIG's chief)"),
+    cl::cat(jobCategory));
 static cl::opt<std::string> bind("bind", cl::desc("this pserver's bind address, e.g. 0.0.0.0:6170"),
                                  cl::cat(jobCategory));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
-                                 cl::cat(jobCategory));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective"),
+                                 cl::init("sync"), cl::cat(jobCategory));
 static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
                                   cl::init(100), cl::cat(jobCategory));
 static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"),
@@ -490,6 +498,32 @@ static int runSingle() {
   return 0;
 }
 
+/// A collective trainer's rendezvous (--rendezvous, else trainer 0's endpoint) and the host its
+/// Gloo pairs listen on (its own endpoint's; on one host, loopback).
+static Error placeCollectiveTrainer(oar::runtime::NodeOptions &opts) {
+  const oar::runtime::ClusterSpec &c = opts.cluster;
+  if (c.role != Role::Trainer)
+    return oar::makeError("--mode collective: every node is a trainer (no pservers, no "
+                          "scheduler); this one is a {0}",
+                          oar::roleName(c.role));
+  opts.rendezvous = rendezvous.getNumOccurrences() ? rendezvous.getValue()
+                    : c.trainerEndpoints.empty()   ? std::string()
+                                                   : c.trainerEndpoints.front();
+  if (opts.rendezvous.empty())
+    return oar::makeError("trainer {0}: a collective trainer needs trainer 0's address: "
+                          "--rendezvous HOST:PORT, PADDLE_TRAINER_ENDPOINTS or TF_CONFIG",
+                          c.trainerId);
+  std::string own = c.currentEndpoint;
+  if (own.empty() && c.trainerId >= 0 && size_t(c.trainerId) < c.trainerEndpoints.size())
+    own = c.trainerEndpoints[c.trainerId];
+  if (own.empty() && !llvm::StringRef(opts.rendezvous).startswith("127.0.0.1:"))
+    return oar::makeError("trainer {0}: the other trainers must reach this one: give its own "
+                          "host:port (--endpoint or PADDLE_CURRENT_ENDPOINT)",
+                          c.trainerId);
+  opts.collectiveHost = own.empty() ? "127.0.0.1" : llvm::StringRef(own).rsplit(':').first.str();
+  return Error::success();
+}
+
 /// This node's part of the job, once its role and endpoints are known.
 static int runNode(oar::runtime::NodeOptions &opts) {
   oar::runtime::ClusterSpec &c = opts.cluster;
@@ -497,6 +531,8 @@ static int runNode(oar::runtime::NodeOptions &opts) {
     exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
 
   opts.config.mode = exitOnErr(oar::parseMode(mode));
+  if (opts.config.mode == oar::Mode::Collective)
+    exitOnErr(placeCollectiveTrainer(opts));
   opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
   opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
   opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);

@@ -13,8 +13,8 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-launch options");
-static cl::opt<int> serverNum("server-num", cl::desc("number of pservers"), cl::init(2),
-                              cl::cat(category));
+static cl::opt<int> serverNum("server-num", cl::desc("number of pservers (collective: none)"),
+                              cl::init(2), cl::cat(category));
 static cl::opt<int> workerNum("worker-num", cl::desc("number of trainers"), cl::init(2),
                               cl::cat(category));
 // Paddle's fleetrun spells these with underscores; oar tools use hyphens everywhere.
@@ -22,10 +22,10 @@ static cl::alias serverNumAlias("server_num", cl::aliasopt(serverNum), cl::Hidde
                                 cl::cat(category));
 static cl::alias workerNumAlias("worker_num", cl::aliasopt(workerNum), cl::Hidden,
                                 cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
-                                 cl::cat(category));
-static cl::opt<std::string> loadDir("load", cl::desc("pservers start from DIR/<param>.npy"),
-                                    cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective"),
+                                 cl::init("sync"), cl::cat(category));
+static cl::opt<std::string>
+    loadDir("load", cl::desc("pservers (collective: trainer 0) start from DIR"), cl::cat(category));
 static cl::opt<std::string>
     saveDir("save", cl::desc("trainer 0 saves params, pservers their blocks, under DIR"),
             cl::cat(category));
@@ -93,6 +93,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   opts.servers = serverNum, opts.workers = workerNum, opts.mode = *parsedMode;
+  // A collective job has no pservers: the default count is 0 there, a count given is refused.
+  if (opts.mode == oar::Mode::Collective && !serverNum.getNumOccurrences())
+    opts.servers = 0;
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
   opts.timeoutSec = timeoutSec;
   opts.curve = curve;
@@ -149,7 +152,7 @@ int main(int argc, char **argv) {
     errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
     return 1;
   }
-  outs() << "oar-launch: all " << serverNum + workerNum << " nodes "
+  outs() << "oar-launch: all " << opts.servers + opts.workers << " nodes "
          << (scheduler ? "and the scheduler " : "") << "finished\n";
   return 0;
 }

@@ -86,10 +86,17 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   std::vector<StepReport> reports;
   int64_t step = opts.startStep,
           total = (*reader)->batchesPerEpoch() * std::max<int64_t>(main.train_feed().epochs(), 1);
+  if (opts.agreeOnBatches)
+    if (llvm::Error err = opts.agreeOnBatches((*reader)->batchesPerEpoch()))
+      return std::move(err);
+  bool agreeEachStep = opts.agreeOnStep && (*reader)->batchesPerEpoch() == 0;
   for (;; ++step) {
     auto more = (*reader)->next(batch, epoch);
     if (!more)
       return more.takeError();
+    if (agreeEachStep)
+      if (llvm::Error err = opts.agreeOnStep(step, *more).moveInto(*more))
+        return std::move(err);
     if (!*more)
       break;
     if (opts.shouldStop && opts.shouldStop())

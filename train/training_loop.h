@@ -43,6 +43,13 @@ struct TrainOptions {
   /// Called when a step fails: returns the step to go on from (the model and the data position
   /// go back to it), or an error, the step's own when it cannot recover. Unset: none.
   std::function<llvm::Expected<int64_t>(llvm::Error)> recover;
+  /// Trainers that must all take the same steps (a collective job: each step is an all-reduce
+  /// among them). Called once before the first step with this trainer's batches an epoch (0:
+  /// not known ahead, a streamed feed); then, where no count was known, before every step with
+  /// whether this trainer has a batch, returning whether to train it. Either returns an error
+  /// when the trainers disagree.
+  std::function<llvm::Error(int64_t batchesPerEpoch)> agreeOnBatches;
+  std::function<llvm::Expected<bool>(int64_t step, bool hasBatch)> agreeOnStep;
 };
 
 /// Runs block 0 of `main` once per batch of its train feed. Returns each step's report.

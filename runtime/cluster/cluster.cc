@@ -22,7 +22,7 @@ const std::vector<Convention> &conventions() {
        {env::kPaddleTrainingRole, env::kTrainingRole, env::kPaddlePserversIpPortList,
         env::kPaddlePserverIps, env::kPaddlePserverPort, env::kPaddleTrainers,
         env::kPaddleTrainersNum, env::kPaddleTrainerId, env::kPaddleCurrentIp,
-        env::kPaddleCurrentEndpoint, env::kPaddlePort}},
+        env::kPaddleCurrentEndpoint, env::kPaddlePort, env::kPaddleTrainerEndpoints}},
       {"MindSpore",
        {env::kMsRole, env::kMsSchedHost, env::kMsSchedPort, env::kMsServerNum, env::kMsWorkerNum}},
       {"ps-lite",

@@ -16,7 +16,10 @@ struct ClusterSpec {
   int64_t trainerId = 0;
   int64_t trainers = 0; ///< 0: unknown
   std::vector<std::string> pservers;
-  std::string currentEndpoint; ///< a pserver's own host:port
+  std::string currentEndpoint; ///< a pserver's own host:port (a collective trainer's, too)
+  /// Collective jobs: every trainer's host:port, trainer 0's first; trainer 0 serves the
+  /// rendezvous at its own (PADDLE_TRAINER_ENDPOINTS, TF_CONFIG's chief and workers).
+  std::vector<std::string> trainerEndpoints;
   /// Which launch of a job this node belongs to (OAR_JOB_ID, set by oar-launch): a pserver
   /// refuses trainers of another launch, even of the same model. Empty: not checked.
   std::string jobId;

@@ -36,6 +36,12 @@ llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv, llvm::String
   auto role = EitherOf{env::kPaddleTrainingRole, env::kTrainingRole}.read(getenv);
   if (!role)
     return role.takeError();
+  // Paddle's collective launch sets no role: its nodes are all trainers.
+  if (const char *list = set(env::kPaddleTrainerEndpoints)) {
+    spec.trainerEndpoints = splitEndpoints(list);
+    if (role->empty())
+      *role = "TRAINER";
+  }
   if (role->empty()) // half a convention: a node meant for a job must not train alone
     return makeError("{0} is set but neither PADDLE_TRAINING_ROLE nor TRAINING_ROLE is: set the "
                      "role (TRAINER or PSERVER), or unset {0} to train on one machine",
@@ -68,6 +74,16 @@ llvm::Expected<ClusterSpec> clusterFromPaddle(const GetEnv &getenv, llvm::String
   if (const char *id = set(env::kPaddleTrainerId))
     if (llvm::Error err = readInteger(env::kPaddleTrainerId, id, spec.trainerId))
       return err;
+  if (!spec.trainerEndpoints.empty()) {
+    auto listed = static_cast<int64_t>(spec.trainerEndpoints.size());
+    if (spec.trainers == 0)
+      spec.trainers = listed;
+    else if (spec.trainers != listed)
+      return makeError("{0} lists {1} trainers but {2} is {3}", env::kPaddleTrainerEndpoints,
+                       listed,
+                       set(env::kPaddleTrainers) ? env::kPaddleTrainers : env::kPaddleTrainersNum,
+                       spec.trainers);
+  }
 
   // A pserver's own endpoint: given whole, or 1.x's IP + the pservers' port, or 2.x's pod IP +
   // its port.

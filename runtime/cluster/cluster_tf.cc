@@ -1,6 +1,7 @@
 // TF_CONFIG, as TensorFlow's ParameterServerStrategy reads it.
 #include "runtime/cluster/cluster_conventions.h"
 #include "support/error.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 
 namespace oar::runtime {
@@ -29,6 +30,8 @@ llvm::Expected<ClusterSpec> clusterFromTfConfig(llvm::StringRef text) {
     return makeError("TF_CONFIG cluster.chief lists {0} tasks; a job has one chief", chiefs);
   // The chief is trainer 0 (it evaluates and saves, as trainer 0 does); workers follow it.
   spec.trainers = chiefs + static_cast<int64_t>(list("worker").size());
+  spec.trainerEndpoints = list("chief"); // a collective job's ranks, the chief first
+  llvm::append_range(spec.trainerEndpoints, list("worker"));
   auto type = task->getString("type");
   auto index = task->getInteger("index");
   if (!type || !index)
@@ -50,6 +53,7 @@ llvm::Expected<ClusterSpec> clusterFromTfConfig(llvm::StringRef text) {
       return err;
     spec.role = Role::Trainer;
     spec.trainerId = chief ? 0 : chiefs + *index;
+    spec.currentEndpoint = spec.trainerEndpoints[spec.trainerId];
   } else if (*type == "evaluator") {
     return makeError("TF_CONFIG task.type \"evaluator\": oar has no evaluator role yet; evaluate a "
                      "saved model with oar-executor --eval-only --load DIR");

@@ -34,10 +34,18 @@ namespace {
 /// Refuses a launch that cannot work before any node starts. Returns whether OMP_NUM_THREADS is
 /// set (to a valid count).
 llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
-  if (opts.mode == Mode::Collective) // runtime/node's runCollectiveTrainer runs such jobs
-    return makeError("--mode collective: oar-launch does not start collective jobs yet; the C++ "
-                     "API does (runTrainer on a transpiled collective program)");
-  if (opts.servers < 1 || opts.workers < 1)
+  bool collective = opts.mode == Mode::Collective;
+  if (collective && opts.servers != 0)
+    return makeError("--mode collective runs no pservers (the trainers all-reduce their "
+                     "gradients); drop --server-num={0}",
+                     opts.servers);
+  if (collective && opts.scheduler)
+    return makeError("--mode collective with --scheduler is not built yet: the trainers meet "
+                     "at trainer 0's rendezvous");
+  if (collective && opts.trainerDevice == "cuda")
+    return makeError("--mode collective --device=cuda is not built yet (GPU trainers need NCCL); "
+                     "collective trainers run on the CPU");
+  if (collective ? opts.workers < 1 : (opts.servers < 1 || opts.workers < 1))
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
   // OMP_NUM_THREADS reaches every node, and a node reads it where it gets no --num-threads (none
@@ -72,6 +80,12 @@ llvm::Expected<std::unique_ptr<LaunchKeys>> launchKeys(const LaunchOptions &opts
   });
   if (!opts.curve || keysGiven)
     return nullptr;
+  if (opts.mode == Mode::Collective) {
+    if (opts.print)
+      opts.print("oar-launch: collective jobs have no CURVE keys yet: the trainers meet at a "
+                 "rendezvous on 127.0.0.1 that only this user's processes can reach");
+    return nullptr;
+  }
   if (!curveAvailable()) {
     if (opts.print)
       opts.print("oar-launch: this libzmq has no CURVE: the job runs unauthenticated on "
@@ -131,7 +145,14 @@ struct LaunchPlan {
 
   std::vector<std::string> trainerArgs(int i, LaunchedNodes::Env &env) const {
     auto args = common;
-    if (opts.scheduler)
+    if (opts.mode == Mode::Collective) { // they meet at trainer 0's held port
+      llvm::append_range(
+          args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i),
+                                         "--trainers=" + std::to_string(opts.workers),
+                                         "--rendezvous=" + endpoint(0)});
+      if (i == 0 && !opts.loadDir.empty()) // it broadcasts what it loaded
+        args.insert(args.end(), {"--load", opts.loadDir});
+    } else if (opts.scheduler)
       llvm::append_range(
           args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i)});
     else
@@ -160,8 +181,9 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
     return std::move(err);
   // Each server's port is held from here until the server takes its socket over (OAR_LISTEN_FD):
   // no other process can take it meanwhile. With a scheduler, pservers pick their own.
-  if (llvm::Error err =
-          HeldPort::onLoopback(opts.scheduler ? 1 : opts.servers).moveInto(plan.ports))
+  // A collective job's one port is trainer 0's rendezvous.
+  bool onePort = opts.scheduler || opts.mode == Mode::Collective;
+  if (llvm::Error err = HeldPort::onLoopback(onePort ? 1 : opts.servers).moveInto(plan.ports))
     return std::move(err);
   plan.common = {"--main", opts.modelDir + "/main.pb", "--startup", opts.modelDir + "/startup.pb",
                  "--mode", modeName(opts.mode).str()};
@@ -169,7 +191,9 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
   // A random id per launch: its pservers refuse trainers of any other launch.
   std::random_device entropy;
   plan.base = {{env::kOarJobId, llvm::formatv("{0:x8}{1:x8}", entropy(), entropy()).str()}};
-  if (opts.scheduler) { // every node gets its address and the counts; it hands out the rest
+  if (opts.mode == Mode::Collective) {
+    // Nothing more: each trainer's flags say where to meet.
+  } else if (opts.scheduler) { // every node gets its address and the counts; it hands out the rest
     plan.viaScheduler = {"--scheduler=" + plan.endpoint(0),
                          "--pserver-count=" + std::to_string(opts.servers),
                          "--trainers=" + std::to_string(opts.workers)};
@@ -202,11 +226,15 @@ llvm::Error launch(const LaunchOptions &opts) {
   for (int i = 0; i < opts.workers; ++i) {
     auto env = plan->base;
     auto args = plan->trainerArgs(i, env);
-    nodes.start("trainer." + std::to_string(i), args, env);
+    bool rendezvous = opts.mode == Mode::Collective && i == 0;
+    nodes.start("trainer." + std::to_string(i), args, env,
+                rendezvous ? &plan->ports.front() : nullptr);
   }
   plan->ports.clear(); // the servers hold their sockets now
-  // In async and GEO modes the pservers serve the other trainers on when one fails.
-  LaunchOutcome outcome = nodes.watch(opts.mode != Mode::Sync, opts.timeoutSec);
+  // In async and GEO modes the pservers serve the other trainers on when one fails; a collective
+  // job cannot go on without one of its trainers.
+  bool trainersMayFail = opts.mode == Mode::Async || opts.mode == Mode::Geo;
+  LaunchOutcome outcome = nodes.watch(trainersMayFail, opts.timeoutSec);
   nodes.stopAll();
   if (outcome.failed) {
     std::string lines;

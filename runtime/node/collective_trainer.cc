@@ -9,6 +9,7 @@
 #include "runtime/node/save_lock.h"
 #include "support/error.h"
 #include "support/signals.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
@@ -47,6 +48,57 @@ llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, S
   return llvm::Error::success();
 }
 
+/// Every rank's `value`, in rank order (an all-reduce of a vector only each rank's own slot fills).
+llvm::Expected<std::vector<double>> gather(CollectiveGroup &group, double value) {
+  std::vector<double> all(group.ranks(), 0.0);
+  all[group.rank()] = value;
+  if (llvm::Error err = group.allreduceSum(all.data(), all.size()))
+    return std::move(err);
+  return all;
+}
+
+/// The ranks whose value differs from rank 0's, named for an error.
+std::string ranksUnlike(const std::vector<double> &all, const char *unit) {
+  std::string out;
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      out += llvm::formatv("{0}trainer {1} has {2} {3}", out.empty() ? "" : ", ", r,
+                           static_cast<int64_t>(all[r]), unit);
+  return out;
+}
+
+/// Each step is an all-reduce among the ranks: a rank that took one more than the others would
+/// wait in it for ranks that have ended. So they agree before training on their batches an epoch,
+/// or, where a streamed feed cannot tell ahead, on each step.
+void agreeOnSteps(CollectiveGroup &group, TrainOptions &train) {
+  train.agreeOnBatches = [&group](int64_t batches) -> llvm::Error {
+    auto all = gather(group, static_cast<double>(batches));
+    if (!all)
+      return addContext(all.takeError(), "agreeing on the steps");
+    if (std::string unlike = ranksUnlike(*all, "batches an epoch"); !unlike.empty())
+      return makeError("trainer 0 has {0} batches an epoch but {1}: a collective job's trainers "
+                       "take the same steps; give a row count that splits into equal batches "
+                       "(a multiple of the trainers times the batch size)",
+                       static_cast<int64_t>((*all)[0]), unlike);
+    return llvm::Error::success();
+  };
+  train.agreeOnStep = [&group](int64_t step, bool hasBatch) -> llvm::Expected<bool> {
+    auto all = gather(group, hasBatch ? 1.0 : 0.0);
+    if (!all)
+      return addContext(all.takeError(), llvm::formatv("agreeing on step {0}", step).str());
+    std::vector<std::string> without;
+    for (size_t r = 0; r < all->size(); ++r)
+      if ((*all)[r] == 0)
+        without.push_back(std::to_string(r));
+    if (!without.empty() && without.size() < all->size())
+      return makeError("step {0}: trainer(s) {1} have no more batches but the others do: a "
+                       "collective job's trainers take the same steps; give each trainer's files "
+                       "the same number of batches",
+                       step, llvm::join(without, ", "));
+    return hasBatch;
+  };
+}
+
 } // namespace
 
 llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &opts,
@@ -81,6 +133,7 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
   CollectiveOptions c;
   c.rank = static_cast<int>(id), c.ranks = static_cast<int>(ranks);
   c.rendezvous = opts.rendezvous;
+  c.host = opts.collectiveHost;
   // The same programs on every rank, and the same launch: another job's ranks are refused.
   c.jobId = opts.cluster.jobId + "/" + dist.plan_digest();
   c.heldPort = id == 0 ? opts.heldPort : nullptr;
@@ -122,6 +175,7 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
   train.trainers = ranks;
   train.onStep = opts.onStep;
   train.shouldStop = stopRequested;
+  agreeOnSteps(**group, train);
   auto reports = trainLoop(exec, progs.main, scope, train);
   if (!reports) // the other ranks' next all-reduce fails: they end too
     return addContext(reports.takeError(), who);

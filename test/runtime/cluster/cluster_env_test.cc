@@ -165,3 +165,30 @@ TEST_CASE("MindSpore, ps-lite and MPI variables name the scheduler, the role and
   paddle.pserverCount = 1;
   CHECK_FALSE(useSlurmRank(paddle)); // a role of its own wins
 }
+
+TEST_CASE("Paddle's collective variables and TF_CONFIG without ps make collective trainers",
+          "[runtime][cluster]") {
+  // Paddle's collective launch sets no role: every node is a trainer.
+  ClusterSpec paddle =
+      requireValue(specOf({{"PADDLE_TRAINER_ENDPOINTS", "10.0.0.1:6170,10.0.0.2:6170"},
+                           {"PADDLE_CURRENT_ENDPOINT", "10.0.0.2:6170"},
+                           {"PADDLE_TRAINER_ID", "1"},
+                           {"PADDLE_TRAINERS_NUM", "2"}}));
+  CHECK(paddle.role == Role::Trainer);
+  CHECK(paddle.trainerId == 1);
+  CHECK(paddle.trainers == 2);
+  CHECK(paddle.trainerEndpoints == std::vector<std::string>{"10.0.0.1:6170", "10.0.0.2:6170"});
+  CHECK(paddle.currentEndpoint == "10.0.0.2:6170");
+  CHECK_THAT(errorText(specOf({{"PADDLE_TRAINER_ENDPOINTS", "10.0.0.1:6170,10.0.0.2:6170"},
+                               {"PADDLE_TRAINERS_NUM", "3"}})),
+             Contains("PADDLE_TRAINER_ENDPOINTS lists 2 trainers but PADDLE_TRAINERS_NUM is 3"));
+  ClusterSpec tf = requireValue(
+      specOf({{"TF_CONFIG", R"({"cluster": {"chief": ["10.0.0.1:2222"], "worker": ["10.0.0.2:2222",
+          "10.0.0.3:2222"]}, "task": {"type": "worker", "index": 1}})"}}));
+  CHECK(tf.role == Role::Trainer);
+  CHECK(tf.trainerId == 2);
+  CHECK(tf.pservers.empty());
+  CHECK(tf.trainerEndpoints ==
+        std::vector<std::string>{"10.0.0.1:2222", "10.0.0.2:2222", "10.0.0.3:2222"});
+  CHECK(tf.currentEndpoint == "10.0.0.3:2222");
+}
