@@ -41,6 +41,8 @@ $b/oar-model --model=mlp --in=784 --hidden=512,256 --out=10 --loss=softmax_with_
   --optimizer=sgd --lr=0.01 --batch-size=128 --epochs=$epochs --format=mnist_idx --data=$files \
   -o "$work/mlp" >/dev/null
 
+. bench/turn_stats.sh # turnRatios, median, medianInterval
+
 # Sum of the trainers' "(R samples/s)" in a log.
 rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {printf "%.0f", s}'; }
 
@@ -68,35 +70,6 @@ bestOf() {
     if [ "${map[$2|$t]}" -gt "$best" ]; then best=${map[$2|$t]}; fi
   done
   echo "$best"
-}
-
-# turnRatios MAP A B: "r0 r1 ...", MAP[A|turn] / MAP[B|turn] for each turn it holds.
-turnRatios() {
-  local -n map=$1
-  local t out=""
-  for ((t = 0; ; t++)); do
-    [ -n "${map[$2|$t]+held}" ] || break
-    out+="$(awk -v a="${map[$2|$t]}" -v b="${map[$3|$t]}" 'BEGIN {printf "%.3f", a / b}') "
-  done
-  echo "${out% }"
-}
-
-# median "x0 x1 ...": the middle value (the mean of the two middle ones for an even count).
-median() {
-  tr ' ' '\n' <<<"$1" | sort -g | awk '{v[NR] = $1} END {printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
-
-# medianInterval "x0 x1 ...": "L-U (C%)", the narrowest pair of order statistics x(k), x(n+1-k)
-# that holds the true median with at least 90% confidence whatever the distribution (the sign
-# test's interval: C = 1 - 2 P(Binomial(n, 1/2) < k)); "none" under 5 values. A ratio whose
-# interval holds 1 differs from 1 by no more than the noise shows.
-medianInterval() {
-  tr ' ' '\n' <<<"$1" | sort -g | awk '{v[NR] = $1} END {
-    n = NR; k = 0; below = 0; term = 0.5 ^ n # term: P(Binomial(n, 1/2) = j)
-    for (j = 0; 1 - 2 * (below + term) >= 0.9 && j < n / 2; j++) { below += term; term *= (n - j) / (j + 1); k = j + 1 }
-    if (k == 0) { printf "none"; exit }
-    printf "%.3f-%.3f (%.0f%%)", v[k], v[n + 1 - k], 100 * (1 - 2 * below)
-  }'
 }
 
 # [curve=--curve=false] oar-launch SERVERS WORKERS MODE [-- node flags]: prints the aggregate
