@@ -38,6 +38,9 @@ namespace oar::runtime {
 using Clock = std::chrono::steady_clock;
 /// Elastic async: at most this many trainer ids, joined ones included.
 constexpr int64_t kMaxElasticTrainers = 1024;
+/// Sync: how long a job that broke waits for its other trainers' next message (each is told why
+/// then) before it ends naming the silent ones, which likely died with the failure.
+constexpr std::chrono::seconds kBrokenJobGrace{5};
 
 namespace {
 /// A message of a trainer that has not said HELLO since this pserver went back to a checkpoint.
@@ -103,6 +106,7 @@ struct PserverLoop::Impl {
   /// Sync: why the job cannot go on (a trainer failed or was replaced); everything but COMPLETE
   /// is then refused with it, so every trainer fails instead of training on without one.
   std::string syncBroken;
+  Clock::time_point syncBrokenAt;
   /// Keyless on loopback: only processes of this user, over the local socket, are served.
   bool ownUserOnly = false;
   std::vector<Clock::time_point> lastSeen;
@@ -1048,6 +1052,7 @@ struct PserverLoop::Impl {
   /// completed (with an error), and exits as a failed job.
   void breakSyncJob(const std::string &what) {
     syncBroken = what + "; a sync job does not go on without one of its trainers";
+    syncBrokenAt = Clock::now();
     for (PendingGet &g : pending)
       replyError(g.peer, g.header, syncBroken);
     pending.clear();
@@ -1078,6 +1083,19 @@ struct PserverLoop::Impl {
                                    optimizedRounds, secs(now - *roundWaitStart),
                                    listTrainers(missing))
                          .str());
+    }
+    // A broken sync job waits a little for the other trainers to hear why, not for one that
+    // died with the failure (a hybrid job's trainers fail together: one is gone, the other's
+    // all-reduce with it fails).
+    if (!syncBroken.empty() && now - syncBrokenAt > kBrokenJobGrace) {
+      std::vector<int64_t> silent;
+      for (int64_t t = 0; t < trainerSlots(); ++t)
+        if (live(t) && lastSeen[t] < syncBrokenAt)
+          silent.push_back(t);
+      if (!silent.empty())
+        return failAll(llvm::formatv("{0}; trainer(s) {1} sent nothing in the {2:f0} s since",
+                                     syncBroken, listTrainers(silent), secs(kBrokenJobGrace))
+                           .str());
     }
     if (mode != Mode::Sync) { // a trainer silent far longer than its peers is lost
       for (int64_t t = 0; t < trainerSlots(); ++t)
