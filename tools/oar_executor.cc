@@ -159,7 +159,12 @@ static cl::opt<std::string> rendezvous(
     cl::cat(jobCategory));
 static cl::opt<std::string> bind("bind", cl::desc("this pserver's bind address, e.g. 0.0.0.0:6170"),
                                  cl::cat(jobCategory));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective"),
+static cl::opt<std::string> hybridTables(
+    "hybrid-tables",
+    cl::desc("--mode hybrid: the distributed tables train sync (at each step's barrier, the "
+             "default) or async (applied on arrival)"),
+    cl::cat(jobCategory));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective | hybrid"),
                                  cl::init("sync"), cl::cat(jobCategory));
 static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
                                   cl::init(100), cl::cat(jobCategory));
@@ -502,10 +507,6 @@ static int runSingle() {
 /// Gloo pairs listen on (its own endpoint's; on one host, loopback).
 static Error placeCollectiveTrainer(oar::runtime::NodeOptions &opts) {
   const oar::runtime::ClusterSpec &c = opts.cluster;
-  if (c.role != Role::Trainer)
-    return oar::makeError("--mode collective: every node is a trainer (no pservers, no "
-                          "scheduler); this one is a {0}",
-                          oar::roleName(c.role));
   opts.rendezvous = rendezvous.getNumOccurrences() ? rendezvous.getValue()
                     : c.trainerEndpoints.empty()   ? std::string()
                                                    : c.trainerEndpoints.front();
@@ -530,9 +531,11 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   if (dir.empty() && (mainPath.empty() || startupPath.empty()))
     exitOnErr(oar::makeError("give --dir (transpiled) or --main and --startup (single-machine)"));
 
-  opts.config.mode = exitOnErr(oar::parseMode(mode));
-  if (opts.config.mode == oar::Mode::Collective)
-    exitOnErr(placeCollectiveTrainer(opts));
+  exitOnErr(oar::setModeFromFlags(opts.config, mode, hybridTables));
+  if (opts.config.mode == oar::Mode::Collective && c.role != Role::Trainer)
+    exitOnErr(oar::makeError("--mode collective: every node is a trainer (no pservers, no "
+                             "scheduler); this one is a {0}",
+                             oar::roleName(c.role)));
   opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
   opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
   opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
@@ -571,6 +574,11 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   if (schedulerLink)
     opts.goneTrainers = [] { return schedulerLink->goneTrainers(); };
   auto progs = exitOnErr(oar::runtime::nodePrograms(opts, dir, mainPath, startupPath));
+  // Collective and hybrid trainers meet the other trainers.
+  bool meetsTrainers = progs.main.dist().hybrid() ||
+                       progs.main.dist().mode() == oar::modeName(oar::Mode::Collective);
+  if (c.role == Role::Trainer && meetsTrainers)
+    exitOnErr(placeCollectiveTrainer(opts));
 
   // Errors are printed here (not by exitOnErr) so the scheduler hears why this node failed.
   auto fail = [](Error err, int status) {

@@ -5,6 +5,7 @@
 #include "support/signals.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
+#include "transpiler/config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -22,7 +23,11 @@ static cl::alias serverNumAlias("server_num", cl::aliasopt(serverNum), cl::Hidde
                                 cl::cat(category));
 static cl::alias workerNumAlias("worker_num", cl::aliasopt(workerNum), cl::Hidden,
                                 cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective"),
+static cl::opt<std::string>
+    hybridTables("hybrid-tables",
+                 cl::desc("--mode hybrid: the tables train sync (the default) or async"),
+                 cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective | hybrid"),
                                  cl::init("sync"), cl::cat(category));
 static cl::opt<std::string>
     loadDir("load", cl::desc("pservers (collective: trainer 0) start from DIR"), cl::cat(category));
@@ -87,12 +92,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   oar::runtime::LaunchOptions opts;
-  auto parsedMode = oar::parseMode(mode); // refused once here, not once per node
-  if (!parsedMode) {
-    errs() << "oar-launch: error: " << toString(parsedMode.takeError()) << "\n";
+  oar::DistributeConfig modes; // refused once here, not once per node
+  if (Error err = oar::setModeFromFlags(modes, mode, hybridTables)) {
+    errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
     return 1;
   }
-  opts.servers = serverNum, opts.workers = workerNum, opts.mode = *parsedMode;
+  opts.servers = serverNum, opts.workers = workerNum, opts.mode = modes.mode;
+  opts.hybrid = modes.hybrid;
   // A collective job has no pservers: the default count is 0 there, a count given is refused.
   if (opts.mode == oar::Mode::Collective && !serverNum.getNumOccurrences())
     opts.servers = 0;

@@ -1,5 +1,7 @@
 // The collective pass: a trainer program with no pservers, whose dense gradients are averaged
 // over the trainers by one all-reduce before the optimizer ops, which every trainer runs itself.
+#include "transpiler/collective_program.h"
+
 #include "ir/job_hash.h"
 #include "ir/node_role.h"
 #include "support/error.h"
@@ -11,12 +13,8 @@
 
 namespace oar {
 
-namespace {
-
-/// The gradient each optimizer op of block 0 reads, once each, in op order; the index of the
-/// first optimizer op.
-llvm::Error findGradients(const proto::Block &block, std::vector<std::string> &grads,
-                          int &firstOptimizer) {
+llvm::Error denseGradients(const proto::Block &block, std::vector<std::string> &grads,
+                           int &firstOptimizer, bool noneIsError) {
   llvm::StringMap<const proto::Var *> vars;
   for (const proto::Var &v : block.vars())
     vars[v.name()] = &v;
@@ -47,11 +45,18 @@ llvm::Error findGradients(const proto::Block &block, std::vector<std::string> &g
     if (seen.insert(grad).second)
       grads.push_back(grad);
   }
-  if (grads.empty())
+  if (grads.empty() && noneIsError)
     return makeError("the program has no optimizer ops, so there is nothing to distribute; build "
                      "it with an optimizer's minimize()");
   return llvm::Error::success();
 }
+
+proto::Op allreduceAvgOp(const std::vector<std::string> &grads, int64_t trainers) {
+  return makeOp("c_allreduce_avg", {{"X", grads}}, {{"Out", grads}},
+                {{"ranks", AttrValue(trainers)}}, proto::DIST);
+}
+
+namespace {
 
 void setCollectiveInfo(proto::Program &prog, const DistributeConfig &config, uint64_t jobHash) {
   proto::DistributeInfo &d = *prog.mutable_dist();
@@ -73,7 +78,7 @@ llvm::Error collectivePass(TranspileState &state) {
     return makeError("the main program has no blocks");
   std::vector<std::string> grads;
   int firstOptimizer = -1;
-  if (llvm::Error err = findGradients(state.main.blocks(0), grads, firstOptimizer))
+  if (llvm::Error err = denseGradients(state.main.blocks(0), grads, firstOptimizer, true))
     return err;
   state.jobHash = jobHash(state.main, state.startup);
   TranspileResult &r = state.result;
@@ -89,8 +94,7 @@ llvm::Error collectivePass(TranspileState &state) {
   google::protobuf::RepeatedPtrField<proto::Op> ops;
   for (int i = 0; i < block.ops_size(); ++i) {
     if (i == firstOptimizer)
-      *ops.Add() = makeOp("c_allreduce_avg", {{"X", grads}}, {{"Out", grads}},
-                          {{"ranks", AttrValue(state.config.trainers)}}, proto::DIST);
+      *ops.Add() = allreduceAvgOp(grads, state.config.trainers);
     *ops.Add() = std::move(*block.mutable_ops(i));
   }
   block.mutable_ops()->Swap(&ops);

@@ -29,6 +29,33 @@ llvm::Error checkEndpoint(llvm::StringRef endpoint) {
   return llvm::Error::success();
 }
 
+llvm::Error setModeFromFlags(DistributeConfig &config, llvm::StringRef mode,
+                             llvm::StringRef hybridTables) {
+  config.hybrid = mode == "hybrid";
+  if (!config.hybrid && !hybridTables.empty())
+    return makeError("--hybrid-tables={0} is for --mode hybrid; this job runs {1}", hybridTables,
+                     mode);
+  if (config.hybrid) {
+    if (hybridTables.empty() || hybridTables == "sync")
+      config.mode = Mode::Sync;
+    else if (hybridTables == "async")
+      config.mode = Mode::Async;
+    else
+      return makeError("--hybrid-tables={0}: expected sync or async", hybridTables);
+    return llvm::Error::success();
+  }
+  auto parsed = parseMode(mode);
+  if (!parsed)
+    return llvm::make_error<llvm::StringError>(llvm::toString(parsed.takeError()) + " (or hybrid)",
+                                               llvm::inconvertibleErrorCode());
+  config.mode = *parsed;
+  return llvm::Error::success();
+}
+
+std::string modeFlag(const DistributeConfig &config) {
+  return config.hybrid ? "hybrid" : modeName(config.mode).str();
+}
+
 llvm::Error DistributeConfig::validate() const {
   if (trainers < 1)
     return makeError("trainers is {0}; need at least 1", trainers);
@@ -51,6 +78,8 @@ llvm::Error DistributeConfig::validate() const {
     if (!seen.insert(ep).second)
       return makeError("pserver endpoint {0} is listed twice", ep);
   }
+  if (hybrid && mode != Mode::Sync && mode != Mode::Async)
+    return makeError("a hybrid job's tables train in sync or async mode, not {0}", modeName(mode));
   if (mode == Mode::Geo && geoKSteps < 1)
     return makeError("geo_k_steps is {0}; need at least 1", geoKSteps);
   if (minBlockSize < 1)

@@ -19,10 +19,20 @@ struct DistributeConfig {
   int64_t minBlockSize = 8192;             // elements
   std::string splitMethod = "round_robin"; // round_robin | hash_name
   int64_t tableShards = 1000;              // virtual shards of each distributed table
+  /// Hybrid jobs (`--mode hybrid`): distributed tables on the pservers in `mode` (sync or async),
+  /// every dense param all-reduced among the trainers, which run its optimizer themselves.
+  bool hybrid = false;
 
   /// One-line errors naming the bad field and its value.
   llvm::Error validate() const;
 };
+
+/// Sets `config`'s mode from the --mode flag's value: sync, async, geo, collective, or hybrid
+/// with its tables' mode `hybridTables` (sync or async; given only with hybrid).
+llvm::Error setModeFromFlags(DistributeConfig &config, llvm::StringRef mode,
+                             llvm::StringRef hybridTables);
+/// The --mode flag's value for `config`: "hybrid" for a hybrid job, else its mode's name.
+std::string modeFlag(const DistributeConfig &config);
 
 /// Splits "h1:p1,h2:p2" into endpoints (no validation).
 std::vector<std::string> splitEndpoints(llvm::StringRef list);

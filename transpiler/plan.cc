@@ -124,7 +124,7 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
       return makeError("op #{0} (lookup_table) has is_distributed=true but the distributed-table "
                        "pass did not run (transpile() runs it)",
                        i);
-    if (op.role() != proto::OPTIMIZE)
+    if (op.role() != proto::OPTIMIZE || config.hybrid) // hybrid: dense params stay on trainers
       continue;
     auto info = readOptimizer(op, i);
     if (!info)
@@ -146,6 +146,9 @@ llvm::Expected<DistributePlan> makePlan(const proto::Program &main, const Distri
     p.optimizer = std::move(*info);
     plan.params.push_back(std::move(p));
   }
+  if (config.hybrid && plan.tables.empty())
+    return makeError("a hybrid job puts distributed tables (is_distributed lookups) on pservers, "
+                     "and this model has none: run it with --mode collective");
   if (plan.params.empty() && plan.tables.empty())
     return makeError("the program has no optimizer ops, so there is nothing to distribute; build "
                      "it with an optimizer's minimize()");
@@ -188,7 +191,8 @@ std::vector<int64_t> DistributePlan::endpointBytes() const {
 }
 
 std::string DistributePlan::digest(bool withEndpoints) const {
-  std::string s = modeName(config.mode).str() + "|" + std::to_string(config.trainers) + "|" +
+  std::string s = modeName(config.mode).str() + (config.hybrid ? " hybrid|" : "|") +
+                  std::to_string(config.trainers) + "|" +
                   std::to_string(config.mode == Mode::Geo ? config.geoKSteps : 0);
   for (const std::string &ep : config.pservers)
     s += "|" + (withEndpoints ? ep : std::string("pserver"));

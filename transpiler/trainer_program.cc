@@ -2,6 +2,7 @@
 #include "google/protobuf/util/field_mask_util.h"
 #include "ir/names.h"
 #include "support/error.h"
+#include "transpiler/collective_program.h"
 #include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
 #include "llvm/ADT/DenseMap.h"
@@ -176,6 +177,7 @@ void setDistInfo(proto::Program &prog, const TranspileInputs &in, Role role,
   d.set_geo_k_steps(plan.config.mode == Mode::Geo ? plan.config.geoKSteps : 0);
   d.set_plan_digest(in.digests().plan);
   d.set_checkpoint_digest(in.digests().checkpoint);
+  d.set_hybrid(plan.config.hybrid);
 }
 
 llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) {
@@ -207,8 +209,17 @@ llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) 
     sendAfter[writer].push_back(&p);
   }
 
+  // A hybrid job's trainers average their dense gradients and run those params' optimizer
+  // themselves; the tables' updates (the distributed-table pass's pushes) go to the pservers.
+  std::vector<std::string> denseGrads;
+  int firstDenseOptimizer = -1;
+  if (plan.config.hybrid)
+    if (llvm::Error err = denseGradients(src, denseGrads, firstDenseOptimizer, false))
+      return err;
   for (int i = 0; i < src.ops_size(); ++i) {
-    if (src.ops(i).role() == proto::OPTIMIZE)
+    if (i == firstDenseOptimizer)
+      *block.add_ops() = allreduceAvgOp(denseGrads, plan.config.trainers);
+    if (src.ops(i).role() == proto::OPTIMIZE && !plan.config.hybrid)
       continue; // the pservers run the optimizer
     *block.add_ops() = src.ops(i);
     for (const ParamPlan *p : sendAfter[i])

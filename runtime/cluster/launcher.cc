@@ -42,9 +42,18 @@ llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
   if (collective && opts.scheduler)
     return makeError("--mode collective with --scheduler is not built yet: the trainers meet "
                      "at trainer 0's rendezvous");
-  if (collective && opts.trainerDevice == "cuda")
-    return makeError("--mode collective --device=cuda is not built yet (GPU trainers need NCCL); "
-                     "collective trainers run on the CPU");
+  if (opts.hybrid && (opts.mode == Mode::Geo || opts.mode == Mode::Collective))
+    return makeError("a hybrid job's tables train sync or async, not {0}", modeName(opts.mode));
+  if (opts.hybrid && !opts.loadDir.empty())
+    return makeError("--load with --mode hybrid is not built yet (the dense params would load on "
+                     "trainer 0, the tables on the pservers)");
+  if (opts.hybrid && opts.scheduler)
+    return makeError("--mode hybrid with --scheduler is not built yet: the trainers meet at "
+                     "trainer 0's rendezvous");
+  if ((collective || opts.hybrid) && opts.trainerDevice == "cuda")
+    return makeError(
+        "--device=cuda with collective or hybrid jobs is not built yet (GPU trainers need NCCL); "
+        "collective trainers run on the CPU");
   if (collective ? opts.workers < 1 : (opts.servers < 1 || opts.workers < 1))
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
@@ -80,10 +89,11 @@ llvm::Expected<std::unique_ptr<LaunchKeys>> launchKeys(const LaunchOptions &opts
   });
   if (!opts.curve || keysGiven)
     return nullptr;
-  if (opts.mode == Mode::Collective) {
+  if (opts.mode == Mode::Collective || opts.hybrid) {
     if (opts.print)
-      opts.print("oar-launch: collective jobs have no CURVE keys yet: the trainers meet at a "
-                 "rendezvous on 127.0.0.1 that only this user's processes can reach");
+      opts.print(
+          "oar-launch: collective and hybrid jobs have no CURVE keys yet: the trainers meet at a "
+          "rendezvous on 127.0.0.1 that only this user's processes can reach");
     return nullptr;
   }
   if (!curveAvailable()) {
@@ -107,6 +117,9 @@ struct LaunchPlan {
   std::vector<std::string> viaScheduler; ///< with a scheduler: its address and the counts
 
   std::string endpoint(size_t i) const { return "127.0.0.1:" + std::to_string(ports[i].port()); }
+  /// Collective and hybrid jobs: the trainers meet at trainer 0, on the last port held.
+  bool meetsTrainers() const { return opts.mode == Mode::Collective || opts.hybrid; }
+  std::string rendezvous() const { return endpoint(ports.size() - 1); }
 
   /// A node's flags with its --num-threads (its role's `given`, else its `share`) added.
   std::vector<std::string> withThreads(std::vector<std::string> args, int given, int share) const {
@@ -149,15 +162,18 @@ struct LaunchPlan {
       llvm::append_range(
           args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i),
                                          "--trainers=" + std::to_string(opts.workers),
-                                         "--rendezvous=" + endpoint(0)});
+                                         "--rendezvous=" + rendezvous()});
       if (i == 0 && !opts.loadDir.empty()) // it broadcasts what it loaded
         args.insert(args.end(), {"--load", opts.loadDir});
-    } else if (opts.scheduler)
+    } else if (opts.scheduler) {
       llvm::append_range(
           args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i)});
-    else
+    } else {
       env.insert(env.end(), {{env::kPaddleTrainingRole, "TRAINER"},
                              {env::kPaddleTrainerId, std::to_string(i)}});
+    }
+    if (opts.hybrid) // the dense params' all-reduce
+      args.push_back("--rendezvous=" + rendezvous());
     llvm::append_range(args, viaScheduler);
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
@@ -182,11 +198,16 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
   // Each server's port is held from here until the server takes its socket over (OAR_LISTEN_FD):
   // no other process can take it meanwhile. With a scheduler, pservers pick their own.
   // A collective job's one port is trainer 0's rendezvous.
+  // A hybrid job's trainers meet at one more: trainer 0's rendezvous.
   bool onePort = opts.scheduler || opts.mode == Mode::Collective;
-  if (llvm::Error err = HeldPort::onLoopback(onePort ? 1 : opts.servers).moveInto(plan.ports))
+  int count = (onePort ? 1 : opts.servers) + (opts.hybrid ? 1 : 0);
+  if (llvm::Error err = HeldPort::onLoopback(count).moveInto(plan.ports))
     return std::move(err);
-  plan.common = {"--main", opts.modelDir + "/main.pb", "--startup", opts.modelDir + "/startup.pb",
-                 "--mode", modeName(opts.mode).str()};
+  plan.common = {"--main",    opts.modelDir + "/main.pb",
+                 "--startup", opts.modelDir + "/startup.pb",
+                 "--mode",    opts.hybrid ? "hybrid" : modeName(opts.mode).str()};
+  if (opts.hybrid)
+    plan.common.push_back("--hybrid-tables=" + modeName(opts.mode).str());
   llvm::append_range(plan.common, opts.extraArgs);
   // A random id per launch: its pservers refuse trainers of any other launch.
   std::random_device entropy;
@@ -199,7 +220,7 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
                          "--trainers=" + std::to_string(opts.workers)};
   } else {
     std::vector<std::string> endpoints;
-    for (size_t i = 0; i < plan.ports.size(); ++i)
+    for (size_t i = 0; i < size_t(opts.servers); ++i)
       endpoints.push_back(plan.endpoint(i));
     plan.base.insert(plan.base.end(), {{env::kPaddlePserversIpPortList, llvm::join(endpoints, ",")},
                                        {env::kPaddlePserverIps, "127.0.0.1"},
@@ -226,14 +247,14 @@ llvm::Error launch(const LaunchOptions &opts) {
   for (int i = 0; i < opts.workers; ++i) {
     auto env = plan->base;
     auto args = plan->trainerArgs(i, env);
-    bool rendezvous = opts.mode == Mode::Collective && i == 0;
+    bool rendezvous = plan->meetsTrainers() && i == 0;
     nodes.start("trainer." + std::to_string(i), args, env,
-                rendezvous ? &plan->ports.front() : nullptr);
+                rendezvous ? &plan->ports.back() : nullptr);
   }
   plan->ports.clear(); // the servers hold their sockets now
   // In async and GEO modes the pservers serve the other trainers on when one fails; a collective
   // job cannot go on without one of its trainers.
-  bool trainersMayFail = opts.mode == Mode::Async || opts.mode == Mode::Geo;
+  bool trainersMayFail = !opts.hybrid && (opts.mode == Mode::Async || opts.mode == Mode::Geo);
   LaunchOutcome outcome = nodes.watch(trainersMayFail, opts.timeoutSec);
   nodes.stopAll();
   if (outcome.failed) {

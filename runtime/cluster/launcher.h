@@ -19,6 +19,9 @@ inline constexpr int kExitOtherNodeFailed = 3;
 struct LaunchOptions {
   int servers = 2, workers = 2;
   Mode mode = Mode::Sync;
+  /// A hybrid job: tables on the pservers in `mode` (sync or async), dense params all-reduced
+  /// among the trainers, which meet at trainer 0 (one more held port).
+  bool hybrid = false;
   std::string modelDir; ///< main.pb + startup.pb, or a transpiled directory
   std::string executor; ///< path of oar-executor
   std::string loadDir, saveDir;

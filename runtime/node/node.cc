@@ -13,6 +13,7 @@
 #include "ops/verify.h"
 #include "runtime/node/run_env.h"
 #include "runtime/node/save_lock.h"
+#include "runtime/node/trainer_group.h"
 #include "runtime/pserver/pserver_checkpoint.h"
 #include "serving/inference_program.h"
 #include "serving/score_file.h"
@@ -133,8 +134,20 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                            "training goes on from there",
                            id, comm.step())
                  .str());
+  // A hybrid job's dense params stay on the trainers, which all-reduce their gradients.
+  std::unique_ptr<CollectiveGroup> group;
+  if (dist.hybrid()) {
+    auto joined = joinTrainers(dist, opts);
+    if (!joined) {
+      std::string why = llvm::toString(joined.takeError());
+      comm.abandon(why);
+      return makeError("{0}", why);
+    }
+    group = std::move(*joined);
+  }
   RunEnv env;
   env.comm = &comm;
+  env.group = group.get();
   env.program = &progs.main;
   // The device is the calling thread's: chosen here, where the trainer's kernels run.
   if (llvm::Error err = usePlace(opts.place))
@@ -144,6 +157,9 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   Scope scope;
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), "trainer " + std::to_string(id) + " startup");
+  if (group)
+    if (llvm::Error err = broadcastState(*group, progs.main, scope))
+      return err;
   TrainOptions train = opts.train;
   if (id != 0) // trainer 0 scores the model, as it does at the end
     train.evalEverySteps = 0, train.evalEveryEpoch = false;
@@ -188,6 +204,12 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
               .str());
     return comm.step();
   };
+  if (group) {
+    agreeOnSteps(*group, train);
+    // Going back to a pserver checkpoint would leave the dense params, which no pserver holds,
+    // at this step: a hybrid job does not recover.
+    train.recover = nullptr;
+  }
   auto reports = opts.evalOnly ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})
                                : trainLoop(exec, progs.main, scope, train);
   if (!reports) { // let the pservers stop waiting for us, and say why

@@ -25,6 +25,8 @@
 #   PORT1. The node serving each port (pserver I; the scheduler at PORT0) takes its socket over
 #   (OAR_LISTEN_FD) at every start, so no other process can take the port, even while a killed
 #   node is down.
+#   RENDEZVOUS_FD (environment): a listening socket this script inherits, handed to trainer 0
+#   (OAR_LISTEN_FD): the rendezvous of a hybrid job's trainers (--rendezvous in the flags).
 # Prints one "<node> <exit status>" line per node. Every node runs under `timeout 120`, so a
 # hang shows as status 124 instead of hanging the test.
 set -u
@@ -84,9 +86,11 @@ nodeEnv() {
 declare -A pids
 # startNode ROLE INDEX LOG: starts node ROLE.INDEX with this script's flags, logging to LOG.
 startNode() {
+  local rendezvous=""
+  [ "$1.$2" = trainer.0 ] && [ -n "${RENDEZVOUS_FD:-}" ] && rendezvous="OAR_LISTEN_FD=$RENDEZVOUS_FD"
   # Word splitting of nodeEnv's output is wanted; its values hold no spaces.
-  # shellcheck disable=SC2046
-  env $(nodeEnv "$1" "$2") timeout 120 "$bin/oar-executor" \
+  # shellcheck disable=SC2046,SC2086
+  env $(nodeEnv "$1" "$2") $rendezvous timeout 120 "$bin/oar-executor" \
     --main "$model/main.pb" --startup "$model/startup.pb" "${flags[@]}" >"$3" 2>&1 &
   pids[$1.$2]=$!
 }

@@ -1,0 +1,102 @@
+// Hybrid jobs: the distributed tables on pservers, every dense param all-reduced among the
+// trainers (acceptance 2 and 3 of issue 36). Sync hybrid must give the same bits on any pserver
+// count; a killed trainer must end every other node within seconds, each naming it.
+#include <chrono>
+#include <regex>
+
+#include "test/helpers/ctr_data.h"
+#include "test/helpers/expect.h"
+#include "test/helpers/job.h"
+#include "test/helpers/ports.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace oar;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// wide_deep on `data`'s train.txt and test.txt, batch 500 a trainer, in `dir`.
+std::string wideDeep(const std::string &dir, const std::string &data, const std::string &more) {
+  run(binDir() + "/oar-model --model=wide_deep --format=criteo --data=" + data +
+      "/train.txt --test-data=" + data + "/test.txt --hidden=64,32 --batch-size=500 " + more +
+      " -o " + dir);
+  return dir;
+}
+
+std::string launch(const std::string &flags, const std::string &model) {
+  return run(binDir() + "/oar-launch --worker-num=2 --timeout=300 " + flags + " " + model);
+}
+
+} // namespace
+
+TEST_CASE("hybrid wide_deep keeps only the tables on the pservers, and sync gives the same test "
+          "loss and AUC on 1, 2 and 3 pservers",
+          "[e2e][runtime][collective][ctr]") {
+  std::string model = wideDeep(scratchDir("hybrid_pservers"), ctrData(), "--vocab=65536");
+  std::vector<std::string> lines;
+  for (const char *servers : {"1", "2", "3"}) {
+    std::string out = launch(std::string("--mode=hybrid --server-num=") + servers, model);
+    INFO(out);
+    CHECK_THAT(out, Contains("serving 0 param blocks and 2 distributed tables"));
+    CHECK_THAT(out, Contains("rank 1 of 2: joined the group"));
+    lines.push_back(testLine(out));
+  }
+  CHECK(lines[0] == lines[1]);
+  CHECK(lines[0] == lines[2]);
+  // Async tables train too (no bits to compare: updates land as they arrive).
+  double async = aucOf(launch("--mode=hybrid --hybrid-tables=async --server-num=2", model));
+  CHECK(std::abs(async - aucOf(lines[0])) < 0.02);
+}
+
+TEST_CASE("hybrid wide_deep on a million oar-gen-ctr lines, sync and async, reaches the teacher's "
+          "test AUC within 0.01",
+          "[.][long][e2e][runtime][collective][ctr]") {
+  std::string dir = scratchDir("hybrid_million");
+  std::string gen =
+      run(binDir() + "/oar-gen-ctr --train-lines=1000000 --test-lines=100000 -o " + dir + "/data");
+  std::smatch m;
+  REQUIRE(std::regex_search(gen, m, std::regex("teacher AUC on the test file: ([0-9.]+)")));
+  double teacher = std::stod(m[1]);
+  std::string model = wideDeep(dir + "/model", dir + "/data", "");
+  for (const char *tables : {"sync", "async"}) {
+    std::string out =
+        launch(std::string("--mode=hybrid --server-num=2 --hybrid-tables=") + tables, model);
+    INFO(tables << ": " << testLine(out) << ", teacher " << teacher);
+    CHECK(std::abs(aucOf(out) - teacher) < 0.01);
+  }
+}
+
+TEST_CASE("a trainer killed in a hybrid job: every other node exits non-zero within 10 s, naming "
+          "it",
+          "[e2e][runtime][collective][fault]") {
+  std::string dir = scratchDir("hybrid_kill");
+  std::string model = wideDeep(dir + "/model", ctrData(), "--vocab=65536 --epochs=500");
+  auto rendezvous = holdPort();
+  handOver(*rendezvous);
+  auto start = std::chrono::steady_clock::now();
+  std::string out =
+      runJob(model, dir + "/job", "trainer.1", "0.2",
+             "--mode hybrid --rendezvous=" + endpointOf(*rendezvous), nullptr, "paddle1",
+             "RENDEZVOUS_FD=" + std::to_string(rendezvous->fd()) + " VICTIM_WAIT_FOR='step 1 '");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(out);
+  CHECK(seconds < 30); // 500 epochs would take minutes
+  for (const char *node : {"trainer.0", "pserver.0", "pserver.1"}) {
+    std::string log = readFile(dir + "/job/" + node + ".log");
+    INFO(node << ": " << errorLines(log));
+    CHECK_THAT(out, !Contains(std::string(node) + " 0"));
+    CHECK(std::regex_search(log, std::regex("rank 1 is gone|trainer\\(s\\) 1|trainer 1")));
+  }
+}
+
+TEST_CASE("hybrid mode needs distributed tables, and --hybrid-tables needs hybrid mode",
+          "[runtime][collective][errors]") {
+  std::string dir = scratchDir("hybrid_errors");
+  makeFitALine(dir, "--batch-size=10");
+  CHECK_THAT(runFailing(binDir() + "/oar-launch --mode=hybrid --server-num=1 " + dir),
+             Contains("this model has none: run it with --mode collective"));
+  CHECK_THAT(runFailing(binDir() + "/oar-launch --mode=sync --hybrid-tables=async " + dir),
+             Contains("--hybrid-tables=async is for --mode hybrid"));
+  CHECK_THAT(runFailing(binDir() + "/oar-launch --mode=hybrid --hybrid-tables=geo " + dir),
+             Contains("--hybrid-tables=geo: expected sync or async"));
+}
