@@ -20,7 +20,9 @@ struct NodeOptions {
   ClusterSpec cluster;
   DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;
-  std::string bind; ///< pserver bind address (host:port), if not its endpoint
+  /// The address a pserver (or collective trainer 0, its rendezvous) binds (host:port), if not
+  /// its endpoint.
+  std::string bind;
   /// Collective jobs: where trainer 0 serves the rendezvous the trainers meet at (host:port).
   std::string rendezvous;
   /// Collective jobs: the address this trainer's Gloo pairs listen on (the others connect).

@@ -57,6 +57,7 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
   CollectiveOptions c;
   c.rank = static_cast<int>(id), c.ranks = static_cast<int>(dist.trainers());
   c.rendezvous = opts.rendezvous;
+  c.bind = opts.bind; // trainer 0 serves the rendezvous there (--bind), as a pserver serves
   c.host = opts.collectiveHost;
   // The same programs on every rank, and the same launch: another job's ranks are refused.
   c.jobId = opts.cluster.jobId + "/" + dist.plan_digest();
