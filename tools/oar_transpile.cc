@@ -20,8 +20,12 @@ static cl::opt<int64_t>
               cl::init(0), cl::cat(category));
 static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."),
                                      cl::Required, cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo"), cl::init("sync"),
-                                 cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective | hybrid"),
+                                 cl::init("sync"), cl::cat(category));
+static cl::opt<std::string>
+    hybridTables("hybrid-tables",
+                 cl::desc("--mode hybrid: the tables train sync (the default) or async"),
+                 cl::cat(category));
 static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
                                   cl::init(100), cl::cat(category));
 static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"),
@@ -52,7 +56,7 @@ int main(int argc, char **argv) {
   ExitOnError exitOnErr("oar-transpile: error: ");
   oar::DistributeConfig config;
   config.trainers = trainers, config.trainerId = trainerId;
-  config.mode = exitOnErr(oar::parseMode(mode));
+  exitOnErr(oar::setModeFromFlags(config, mode, hybridTables));
   config.pservers = oar::splitEndpoints(pservers), config.geoKSteps = geoKSteps;
   config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize,
   config.splitMethod = splitMethod;
