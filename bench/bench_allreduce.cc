@@ -125,6 +125,8 @@ void runRank(int rank, int ranks, const std::string &rendezvous, std::shared_ptr
   CollectiveOptions o;
   o.rank = rank, o.ranks = ranks, o.rendezvous = rendezvous, o.jobId = "bench";
   o.heldPort = rank == 0 ? std::move(held) : nullptr;
+  if (const char *streams = std::getenv("OAR_BENCH_STREAMS")) // connections per pair
+    o.streams = std::atoi(streams);
   auto group = exitOnErr(CollectiveGroup::join(o));
   RawRing ring = connectRing(*group);
   if (rank == 0)

@@ -159,6 +159,11 @@ static cl::opt<std::string> rendezvous(
     cl::cat(jobCategory));
 static cl::opt<std::string> bind("bind", cl::desc("this pserver's bind address, e.g. 0.0.0.0:6170"),
                                  cl::cat(jobCategory));
+static cl::opt<int> collectiveStreams(
+    "collective-streams",
+    cl::desc("collective and hybrid jobs: TCP connections between each pair of trainers; an "
+             "all-reduce of 4 MiB or more is split among them (1 to 8)"),
+    cl::init(1), cl::cat(jobCategory));
 static cl::opt<std::string> hybridTables(
     "hybrid-tables",
     cl::desc("--mode hybrid: the distributed tables train sync (at each step's barrier, the "
@@ -521,6 +526,7 @@ static Error placeCollectiveTrainer(oar::runtime::NodeOptions &opts) {
     return oar::makeError("trainer {0}: the other trainers must reach this one: give its own "
                           "host:port (--endpoint or PADDLE_CURRENT_ENDPOINT)",
                           c.trainerId);
+  opts.collectiveStreams = collectiveStreams;
   opts.collectiveHost = own.empty() ? "127.0.0.1" : llvm::StringRef(own).rsplit(':').first.str();
   return Error::success();
 }

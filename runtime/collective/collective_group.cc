@@ -1,6 +1,7 @@
 // Joining a collective group through the rendezvous, and its collectives through Gloo.
 #include "runtime/collective/collective_group.h"
 
+#include <future>
 #include <optional>
 
 #include <gloo/allreduce.h>
@@ -8,6 +9,7 @@
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
 #include "runtime/collective/closed_pairs.h"
@@ -23,7 +25,10 @@ namespace oar::runtime {
 struct CollectiveGroup::Impl {
   CollectiveOptions opts;
   std::unique_ptr<RendezvousServer> server; ///< rank 0's, while the ranks join
-  std::shared_ptr<gloo::transport::Device> device;
+  /// One Gloo context (its own device: TCP pairs and I/O thread) a stream; the first runs
+  /// everything but the parts of a large all-reduce that go to the others.
+  std::vector<std::shared_ptr<gloo::transport::Device>> devices;
+  std::vector<std::shared_ptr<gloo::rendezvous::Context>> contexts;
   std::shared_ptr<gloo::rendezvous::Context> context;
   /// Made once joined; destroyed before the context it probes.
   std::unique_ptr<ClosedPairs> closedPairs;
@@ -61,18 +66,48 @@ struct CollectiveGroup::Impl {
            (gone.size() == 1 ? " is gone" : " are gone") + " (connection closed)";
   }
 
+  /// The ring all-reduce of `count` elements at `data` on stream `s`.
+  template <typename T> void ring(size_t s, T *data, size_t count, uint32_t tag) {
+    gloo::AllreduceOptions o(contexts[s]);
+    o.setOutput(data, count);
+    o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+    o.setReduceFunction(
+        static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<T>));
+    o.setTag(tag);
+    o.setTimeout(opts.timeout);
+    gloo::allreduce(o);
+  }
+
+  /// Each stream sums its own contiguous part, the same parts on every rank, so every rank
+  /// still ends with the same bits.
   template <typename T> llvm::Error allreduce(T *data, size_t count) {
     if (count == 0)
       return llvm::Error::success();
+    size_t streams = count * sizeof(T) >= CollectiveOptions::kMinStreamedBytes
+                         ? std::min(contexts.size(), count)
+                         : 1;
+    uint32_t tag = nextTag++;
     return collective("all-reduce", [&] {
-      gloo::AllreduceOptions o(context);
-      o.setOutput(data, count);
-      o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
-      o.setReduceFunction(
-          static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<T>));
-      o.setTag(nextTag++);
-      o.setTimeout(opts.timeout);
-      gloo::allreduce(o);
+      std::vector<std::future<void>> others;
+      auto part = [&](size_t s) { return count * s / streams; };
+      for (size_t s = 1; s < streams; ++s)
+        others.push_back(std::async(
+            std::launch::async, [&, s] { ring(s, data + part(s), part(s + 1) - part(s), tag); }));
+      std::exception_ptr failed;
+      try {
+        ring(0, data, part(1), tag);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      for (auto &f : others) // every part ends (at the timeout at worst) before data goes
+        try {
+          f.get();
+        } catch (...) {
+          if (!failed)
+            failed = std::current_exception();
+        }
+      if (failed)
+        std::rethrow_exception(failed);
     });
   }
 };
@@ -110,13 +145,24 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
     return makeError("{0}: {1}", impl->who(), llvm::toString(channel.takeError()));
   RendezvousStore store(std::move(*channel), o.rendezvous, o.jobId, o.rank, o.timeout,
                         o.shouldStop);
+  if (o.streams < 1 || o.streams > CollectiveOptions::kMaxStreams)
+    return makeError("{0}: {1} streams (connections per pair); 1 to {2}", impl->who(), o.streams,
+                     CollectiveOptions::kMaxStreams);
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = o.host;
-    impl->device = gloo::transport::tcp::CreateDevice(attr);
-    impl->context = std::make_shared<gloo::rendezvous::Context>(o.rank, o.ranks);
-    impl->context->setTimeout(o.timeout);
-    impl->context->connectFullMesh(store, impl->device);
+    for (int s = 0; s < o.streams; ++s) { // stream s > 0 keeps its keys under "s<s>/"
+      impl->devices.push_back(gloo::transport::tcp::CreateDevice(attr));
+      impl->contexts.push_back(std::make_shared<gloo::rendezvous::Context>(o.rank, o.ranks));
+      impl->contexts.back()->setTimeout(o.timeout);
+      if (s == 0) {
+        impl->contexts.back()->connectFullMesh(store, impl->devices.back());
+      } else {
+        gloo::rendezvous::PrefixStore prefixed("s" + std::to_string(s), store);
+        impl->contexts.back()->connectFullMesh(prefixed, impl->devices.back());
+      }
+    }
+    impl->context = impl->contexts.front();
     // Every rank is connected once all pass this barrier: none reads the store again, and rank 0
     // lets the rendezvous go (its port and thread).
     gloo::BarrierOptions barrier(impl->context);

@@ -29,6 +29,12 @@ struct CollectiveOptions {
   /// How long joining may take, and each collective: a rank that is gone or stalls ends the
   /// others' wait with an error instead of a hang.
   std::chrono::milliseconds timeout{60000};
+  /// Connections per pair of ranks (1 to kMaxStreams): an all-reduce of at least
+  /// kMinStreamedBytes is cut into this many parts, each on its own Gloo context (its own TCP
+  /// pairs and I/O thread), all at once: one TCP stream may not fill a link (Gloo's own tracker).
+  int streams = 1;
+  static constexpr int kMaxStreams = 8;
+  static constexpr size_t kMinStreamedBytes = size_t(4) << 20;
   std::function<bool()> shouldStop;
   std::function<void(const std::string &)> log;
 };

@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "runtime/collective/collective_group.h"
 #include "runtime/collective/rendezvous.pb.h"
 #include "runtime/security/peer_identity.h"
 #include "runtime/security/zap_handler.h"
@@ -66,9 +67,18 @@ struct RendezvousServer::Impl {
       if (request.value().size() > kMaxValueBytes)
         return "a value of " + std::to_string(request.value().size()) + " bytes (at most " +
                std::to_string(kMaxValueBytes) + ")";
-      // Gloo's keys name their rank ("2", "rank_2"): each rank writes its own, and only those.
+      // Gloo's keys name their rank ("2", "rank_2"), after a stream's prefix ("s1/rank_2"):
+      // each rank writes its own, and only those.
       std::string own = std::to_string(request.rank());
-      if (request.key() != own && request.key() != "rank_" + own)
+      llvm::StringRef key = request.key();
+      if (key.startswith("s") && key.contains('/')) {
+        auto [prefix, rest] = key.drop_front().split('/');
+        unsigned stream = 0;
+        if (!prefix.getAsInteger(10, stream) && stream > 0 &&
+            stream < unsigned(CollectiveOptions::kMaxStreams))
+          key = rest;
+      }
+      if (key != own && key != "rank_" + own)
         return "rank " + own + " may write only its own keys (\"" + own + "\", \"rank_" + own +
                "\"), not \"" + request.key() + "\"";
       if (!values.count(request.key()) && values.size() >= kMaxKeys)

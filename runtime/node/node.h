@@ -27,6 +27,8 @@ struct NodeOptions {
   std::string rendezvous;
   /// Collective jobs: the address this trainer's Gloo pairs listen on (the others connect).
   std::string collectiveHost = "127.0.0.1";
+  /// Collective and hybrid jobs: TCP connections per pair of trainers (CollectiveOptions).
+  int collectiveStreams = 1;
   /// A pserver's port (or collective trainer 0's rendezvous port), held since it was picked (by
   /// oar-launch, or joining a scheduler): taken over instead of bound again, so no other process
   /// can take it meanwhile. Null: bound.

@@ -59,6 +59,7 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
   c.rendezvous = opts.rendezvous;
   c.bind = opts.bind; // trainer 0 serves the rendezvous there (--bind), as a pserver serves
   c.host = opts.collectiveHost;
+  c.streams = opts.collectiveStreams;
   // The same programs on every rank, and the same launch: another job's ranks are refused.
   c.jobId = opts.cluster.jobId + "/" + dist.plan_digest();
   c.heldPort = id == 0 ? opts.heldPort : nullptr;

@@ -33,13 +33,15 @@ CollectiveOptions optionsFor(int rank, int ranks, const std::string &rendezvous,
 /// it succeeded).
 std::vector<std::string> onRanks(int ranks,
                                  const std::function<llvm::Error(CollectiveGroup &)> &body,
-                                 milliseconds timeout = milliseconds(20000)) {
+                                 milliseconds timeout = milliseconds(20000), int streams = 1) {
   std::shared_ptr<HeldPort> port = holdPort();
   std::string rendezvous = endpointOf(*port);
   std::vector<std::future<std::string>> results;
   for (int r = 0; r < ranks; ++r)
     results.push_back(std::async(std::launch::async, [&, r] {
-      auto group = CollectiveGroup::join(optionsFor(r, ranks, rendezvous, port, timeout));
+      CollectiveOptions o = optionsFor(r, ranks, rendezvous, port, timeout);
+      o.streams = streams;
+      auto group = CollectiveGroup::join(o);
       if (!group)
         return llvm::toString(group.takeError());
       llvm::Error err = body(**group);
@@ -56,21 +58,28 @@ std::vector<std::string> onRanks(int ranks,
 TEST_CASE("ranks all-reduce buffers of every size to the same bits, the sum of theirs",
           "[runtime][collective]") {
   int ranks = GENERATE(2, 4);
-  CAPTURE(ranks);
-  // Sizes: one element, fewer than the ranks, not a multiple of them, past Gloo's 1 MiB segment.
-  std::vector<size_t> sizes{1, 3, 1001, (size_t(1) << 20) / 4 * 3 + 7};
+  int streams = GENERATE(1, 3); // connections per pair: 3 cut the largest buffer in 3 parts
+  CAPTURE(ranks, streams);
+  // Sizes: one element, fewer than the ranks, not a multiple of them, past Gloo's 1 MiB segment,
+  // past the size that is split among streams.
+  std::vector<size_t> sizes{1, 3, 1001, (size_t(1) << 20) / 4 * 3 + 7,
+                            CollectiveOptions::kMinStreamedBytes / 4 + 13};
   std::vector<std::vector<std::vector<float>>> results(ranks);
-  auto errors = onRanks(ranks, [&](CollectiveGroup &group) -> llvm::Error {
-    for (size_t n : sizes) {
-      std::vector<float> data(n);
-      for (size_t i = 0; i < n; ++i) // fractions whose sum rounds differently in each order
-        data[i] = 0.1f * static_cast<float>(group.rank() + 1) + 1e-3f * static_cast<float>(i % 97);
-      if (llvm::Error err = group.allreduceSum(data.data(), n))
-        return err;
-      results[group.rank()].push_back(std::move(data));
-    }
-    return llvm::Error::success();
-  });
+  auto errors = onRanks(
+      ranks,
+      [&](CollectiveGroup &group) -> llvm::Error {
+        for (size_t n : sizes) {
+          std::vector<float> data(n);
+          for (size_t i = 0; i < n; ++i) // fractions whose sum rounds differently in each order
+            data[i] =
+                0.1f * static_cast<float>(group.rank() + 1) + 1e-3f * static_cast<float>(i % 97);
+          if (llvm::Error err = group.allreduceSum(data.data(), n))
+            return err;
+          results[group.rank()].push_back(std::move(data));
+        }
+        return llvm::Error::success();
+      },
+      milliseconds(20000), streams);
   for (const std::string &e : errors)
     REQUIRE(e == "");
   for (size_t s = 0; s < sizes.size(); ++s) {
@@ -167,6 +176,8 @@ TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collec
                         milliseconds(3000), {});
   store.set("rank_1", {'a'});
   store.set("1", {'b'});
+  store.set("s2/rank_1", {'c'}); // a second stream's keys
+  CHECK(store.get("s2/rank_1") == std::vector<char>{'c'});
   CHECK(store.get("1") == std::vector<char>{'b'});
   // Rank 1 taking rank 0's place would send rank 0's pairs to its own address.
   std::string refused;
@@ -176,6 +187,13 @@ TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collec
     refused = e.what();
   }
   CHECK_THAT(refused, Contains("refused rank 1: rank 1 may write only its own keys"));
+  refused.clear();
+  try {
+    store.set("s2/rank_0", {'x'});
+  } catch (const StoreFailure &e) {
+    refused = e.what();
+  }
+  CHECK_THAT(refused, Contains("may write only its own keys"));
 }
 
 TEST_CASE("a rank gone in a group of 4: every other rank's error names it, neighbour in the ring "
