@@ -19,6 +19,7 @@
 #include "runtime/cluster/node_threads.h"
 #include "runtime/cluster/scheduler.h"
 #include "runtime/cluster/scheduler_client.h"
+#include "runtime/collective/local_address.h"
 #include "runtime/node/node.h"
 #include "runtime/node/save_lock.h"
 #include "runtime/pserver/pserver.h"
@@ -522,12 +523,20 @@ static Error placeCollectiveTrainer(oar::runtime::NodeOptions &opts) {
   std::string own = c.currentEndpoint;
   if (own.empty() && c.trainerId >= 0 && size_t(c.trainerId) < c.trainerEndpoints.size())
     own = c.trainerEndpoints[c.trainerId];
-  if (own.empty() && !llvm::StringRef(opts.rendezvous).startswith("127.0.0.1:"))
-    return oar::makeError("trainer {0}: the other trainers must reach this one: give its own "
-                          "host:port (--endpoint or PADDLE_CURRENT_ENDPOINT)",
-                          c.trainerId);
+  std::string host = llvm::StringRef(own).rsplit(':').first.str();
+  if (own.empty()) { // OAR_NODE_HOST, else the address this host reaches trainer 0's from
+    const char *given = std::getenv(oar::env::kOarNodeHost);
+    if (given && *given)
+      host = given;
+    else if (Error err = oar::runtime::localAddressToward(
+                             llvm::StringRef(opts.rendezvous).rsplit(':').first.str())
+                             .moveInto(host))
+      return oar::makeError("trainer {0}: {1}; give its own address (--endpoint, "
+                            "PADDLE_CURRENT_ENDPOINT or OAR_NODE_HOST)",
+                            c.trainerId, toString(std::move(err)));
+  }
   opts.collectiveStreams = collectiveStreams;
-  opts.collectiveHost = own.empty() ? "127.0.0.1" : llvm::StringRef(own).rsplit(':').first.str();
+  opts.collectiveHost = host;
   return Error::success();
 }
 
@@ -658,8 +667,14 @@ int main(int argc, char **argv) {
     c.askedId = trainerId;
   if (!c.scheduler.empty() && c.role == Role::Pserver && pserverId.getNumOccurrences())
     c.askedId = pserverId;
-  if (c.mpiRank >= 0 || oar::runtime::useSlurmRank(c))
-    exitOnErr(oar::runtime::placeMpiRank(c));
+  // A collective job's ranks all train; a PS job's first --pserver-count ranks serve.
+  bool collective = mode == oar::modeName(oar::Mode::Collective);
+  if (c.mpiRank >= 0 || oar::runtime::useSlurmRank(c, collective)) {
+    if (collective)
+      oar::runtime::placeCollectiveRank(c);
+    else
+      exitOnErr(oar::runtime::placeMpiRank(c));
+  }
   if (numThreads.getNumOccurrences() && (numThreads < 1 || numThreads > oar::kMaxComputeThreads))
     exitOnErr(oar::makeError("--num-threads {0} must be from 1 to {1}", numThreads,
                              oar::kMaxComputeThreads));

@@ -85,8 +85,9 @@ llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv) {
   return spec;
 }
 
-bool useSlurmRank(ClusterSpec &spec) {
-  if (spec.role != Role::None || spec.mpiRank >= 0 || spec.slurmRank < 0 || spec.pserverCount < 1)
+bool useSlurmRank(ClusterSpec &spec, bool collective) {
+  if (spec.role != Role::None || spec.mpiRank >= 0 || spec.slurmRank < 0 ||
+      (spec.pserverCount < 1 && !collective))
     return false;
   spec.mpiRank = spec.slurmRank, spec.mpiSize = spec.slurmSize;
   return true;

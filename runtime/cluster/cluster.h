@@ -49,9 +49,12 @@ llvm::Expected<ClusterSpec> clusterFromEnv(const GetEnv &getenv);
 /// An MPI rank's role, once --scheduler and --pserver-count are known: the first pserverCount
 /// ranks serve (rank 0 also runs the scheduler), the rest train.
 llvm::Error placeMpiRank(ClusterSpec &spec);
-/// Takes the Slurm task rank as the MPI rank (then placeMpiRank) when the node has no role of its
-/// own, no MPI rank, and asks for rank placement with a pserver count. Returns whether it did.
-bool useSlurmRank(ClusterSpec &spec);
+/// An MPI (or Slurm) rank of a collective job: every rank trains, trainer i is rank i.
+void placeCollectiveRank(ClusterSpec &spec);
+/// Takes the Slurm task rank as the MPI rank (then placeMpiRank, or placeCollectiveRank) when the
+/// node has no role of its own, no MPI rank, and asks for rank placement with a pserver count or
+/// is a trainer of a `collective` job. Returns whether it did.
+bool useSlurmRank(ClusterSpec &spec, bool collective = false);
 
 /// The index of the pserver this spec is, among its pservers; errors name the endpoint.
 llvm::Expected<size_t> pserverIndex(const ClusterSpec &spec);

@@ -134,6 +134,12 @@ llvm::Expected<ClusterSpec> clusterFromMpi(const GetEnv &getenv) {
   return spec;
 }
 
+void placeCollectiveRank(ClusterSpec &spec) {
+  spec.role = Role::Trainer;
+  spec.trainerId = spec.mpiRank;
+  spec.trainers = spec.mpiSize;
+}
+
 llvm::Error placeMpiRank(ClusterSpec &spec) {
   if (spec.scheduler.empty() || spec.pserverCount < 1)
     return makeError(

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "runtime/cluster/cluster.h"
+#include "runtime/collective/local_address.h"
 #include "test/helpers/expect.h"
 
 using namespace oar::runtime;
@@ -191,4 +192,28 @@ TEST_CASE("Paddle's collective variables and TF_CONFIG without ps make collectiv
   CHECK(tf.trainerEndpoints ==
         std::vector<std::string>{"10.0.0.1:2222", "10.0.0.2:2222", "10.0.0.3:2222"});
   CHECK(tf.currentEndpoint == "10.0.0.3:2222");
+}
+
+TEST_CASE("MPI and Slurm ranks of a collective job all train, trainer i being rank i",
+          "[runtime][cluster][collective]") {
+  ClusterSpec mpi =
+      requireValue(specOf({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"}}));
+  placeCollectiveRank(mpi);
+  CHECK(mpi.role == Role::Trainer);
+  CHECK(mpi.trainerId == 2);
+  CHECK(mpi.trainers == 3);
+  // Slurm's task rank places a collective trainer without --pserver-count.
+  ClusterSpec task = requireValue(specOf({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}}));
+  CHECK_FALSE(useSlurmRank(task));
+  REQUIRE(useSlurmRank(task, /*collective=*/true));
+  placeCollectiveRank(task);
+  CHECK(task.trainerId == 1);
+  CHECK(task.trainers == 4);
+}
+
+TEST_CASE("a rank finds its own address on the route to trainer 0's", "[runtime][collective]") {
+  CHECK(requireValue(localAddressToward("127.0.0.1")) == "127.0.0.1");
+  CHECK(requireValue(localAddressToward("localhost")) == "127.0.0.1");
+  CHECK_THAT(errorText(localAddressToward("no-such-host.invalid")),
+             Contains("cannot resolve no-such-host.invalid"));
 }

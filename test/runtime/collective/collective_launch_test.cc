@@ -119,3 +119,25 @@ TEST_CASE("collective trainers with different batch counts are refused before th
                         "/m/main.pb --startup " + dir + "/m/startup.pb"),
              Contains("trainer 1: a collective trainer needs trainer 0's address"));
 }
+
+TEST_CASE("collective trainers placed by their MPI rank (mpirun's variables) meet at "
+          "--rendezvous and train",
+          "[e2e][runtime][collective][cluster]") {
+  std::string dir = scratchDir("collective_mpi");
+  makeModel(dir + "/m", fitALineArgs(10, 2));
+  auto port = holdPort();
+  handOver(*port);
+  std::string common = binDir() + "/oar-executor --mode collective --num-threads=1 --main " + dir +
+                       "/m/main.pb --startup " + dir + "/m/startup.pb --rendezvous " +
+                       endpointOf(*port);
+  // The variables Open MPI's mpirun sets in each rank; rank 0 takes the held port over.
+  std::string out =
+      run("(OAR_LISTEN_FD=" + std::to_string(port->fd()) +
+          " OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 " + common + " > " + dir +
+          "/rank0.log 2>&1 & OMPI_COMM_WORLD_RANK=1 "
+          "OMPI_COMM_WORLD_SIZE=2 " +
+          common + " > " + dir + "/rank1.log 2>&1; s=$?; wait $!; echo \"rank1 $s rank0 $?\")");
+  CHECK_THAT(out, Contains("rank1 0 rank0 0"));
+  CHECK_THAT(readFile(dir + "/rank0.log"), Contains("trainer 0: trained"));
+  CHECK_THAT(readFile(dir + "/rank1.log"), Contains("trainer 1: trained"));
+}
