@@ -536,6 +536,14 @@ static Error placeCollectiveTrainer(oar::runtime::NodeOptions &opts) {
                             c.trainerId, toString(std::move(err)));
   }
   opts.collectiveStreams = collectiveStreams;
+  // The trainer's thread may be blocked in Gloo for the whole timeout: the process ends here,
+  // naming the rank, as the failed collective would have.
+  opts.onCollectiveStuck = [id = c.trainerId](const std::string &what) {
+    errs() << "oar-executor: error: trainer " << id << ": " << what << "\n";
+    errs().flush();
+    outs().flush();
+    std::_Exit(1);
+  };
   opts.collectiveHost = host;
   return Error::success();
 }
@@ -582,6 +590,9 @@ static int runNode(oar::runtime::NodeOptions &opts) {
       tableFull == "evict" ? oar::runtime::TableFull::Evict : oar::runtime::TableFull::Refuse;
   opts.log = logLine;
   opts.elastic = elastic;
+  if (elastic && opts.config.hybrid)
+    exitOnErr(oar::makeError("--elastic is for async PS jobs; a hybrid job's trainers all-reduce "
+                             "among a fixed group"));
   if (elastic && opts.config.mode != oar::Mode::Async)
     exitOnErr(oar::makeError("--elastic is for async jobs (trainers join and leave while the "
                              "others train); this one runs {0}",

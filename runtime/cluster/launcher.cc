@@ -54,7 +54,9 @@ llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
     return makeError(
         "--device=cuda with collective or hybrid jobs is not built yet (GPU trainers need NCCL); "
         "collective trainers run on the CPU");
-  if (collective ? opts.workers < 1 : (opts.servers < 1 || opts.workers < 1))
+  if (collective && opts.workers < 1)
+    return makeError("need at least one worker (got {0})", opts.workers);
+  if (!collective && (opts.servers < 1 || opts.workers < 1))
     return makeError("need at least one server and one worker (got {0} and {1})", opts.servers,
                      opts.workers);
   // OMP_NUM_THREADS reaches every node, and a node reads it where it gets no --num-threads (none

@@ -18,6 +18,7 @@ ClosedPairs::ClosedPairs(gloo::Context &context)
 ClosedPairs::~ClosedPairs() = default;
 
 std::vector<int> ClosedPairs::list() {
+  std::lock_guard<std::mutex> hold(lock_);
   std::vector<int> closed;
   for (int r = 0; r < context_.size; ++r) {
     if (r == context_.rank)

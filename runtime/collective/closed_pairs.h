@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace gloo {
@@ -27,6 +28,7 @@ public:
   std::vector<int> list();
 
 private:
+  std::mutex lock_; ///< the watchdog and a failed collective may both ask
   gloo::Context &context_;
   char byte_ = 0;
   /// Gloo's pairs hold a weak reference to a buffer they send from: one destroyed with its

@@ -1,8 +1,12 @@
 // Joining a collective group through the rendezvous, and its collectives through Gloo.
 #include "runtime/collective/collective_group.h"
 
+#include <condition_variable>
+#include <csignal>
 #include <future>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -35,6 +39,57 @@ struct CollectiveGroup::Impl {
   uint32_t nextTag = 0;
   /// After a failed collective the pairs are in an unknown state: every later one fails too.
   std::string broken;
+  /// The watchdog: while a collective runs past kStuckAfter, it asks whether a rank's connection
+  /// closed, and says so once (CollectiveOptions::onStuckWithPeerGone).
+  std::mutex watchLock;
+  std::condition_variable watchWake;
+  std::optional<std::chrono::steady_clock::time_point> runningSince;
+  bool stopWatching = false, reported = false;
+  std::thread watchdog;
+
+  void watch() {
+    std::unique_lock<std::mutex> hold(watchLock);
+    while (!stopWatching) {
+      watchWake.wait_for(hold, std::chrono::milliseconds(250));
+      if (stopWatching || reported || !runningSince ||
+          std::chrono::steady_clock::now() - *runningSince < CollectiveOptions::kStuckAfter)
+        continue;
+      hold.unlock();
+      std::vector<int> gone = closedPairs->list();
+      hold.lock();
+      if (gone.empty() || !runningSince)
+        continue;
+      reported = true;
+      std::vector<std::string> names;
+      for (int r : gone)
+        names.push_back(std::to_string(r));
+      std::string what =
+          llvm::formatv("{0}: a collective has waited {1} ms and {2} {3} gone "
+                        "(connection closed)",
+                        who(), CollectiveOptions::kStuckAfter.count(),
+                        gone.size() == 1 ? "rank" : "ranks",
+                        llvm::join(names, ", ") + (gone.size() == 1 ? " is" : " are"))
+              .str();
+      hold.unlock();
+      opts.onStuckWithPeerGone(what);
+      hold.lock();
+    }
+  }
+
+  void startWatching() {
+    if (opts.onStuckWithPeerGone)
+      watchdog = std::thread([this] { watch(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> hold(watchLock);
+      stopWatching = true;
+    }
+    watchWake.notify_all();
+    if (watchdog.joinable())
+      watchdog.join();
+  }
 
   std::string who() const {
     return "rank " + std::to_string(opts.rank) + " of " + std::to_string(opts.ranks);
@@ -44,18 +99,33 @@ struct CollectiveGroup::Impl {
   template <typename Run> llvm::Error collective(const char *what, Run run) {
     if (!broken.empty())
       return makeError("{0}: {1} after an earlier collective failed: {2}", who(), what, broken);
+    struct Running { // the watchdog's view of this collective, for as long as it runs
+      Impl &impl;
+      explicit Running(Impl &i) : impl(i) {
+        std::lock_guard<std::mutex> hold(impl.watchLock);
+        impl.runningSince = std::chrono::steady_clock::now();
+      }
+      ~Running() {
+        std::lock_guard<std::mutex> hold(impl.watchLock);
+        impl.runningSince.reset();
+      }
+    } running(*this);
     try {
       run();
       return llvm::Error::success();
     } catch (const std::exception &e) {
       broken = e.what();
-      return makeError("{0}: {1} failed: {2} ({3})", who(), what, whoFailed(), e.what());
+      return makeError("{0}: {1} failed: {2} ({3})", who(), what, whoFailed(e.what()), e.what());
     }
   }
 
-  /// Who ended the collective: the ranks whose connection closed, else a stall.
-  std::string whoFailed() {
-    std::vector<int> gone = closedPairs->list();
+  /// Who ended the collective: the ranks whose connection closed, else a stall. A wait that
+  /// timed out closes every pair of the context (Gloo does so), so nothing is probed then: the
+  /// other ranks see this one's connections close, and name it.
+  std::string whoFailed(llvm::StringRef why) {
+    std::vector<int> gone;
+    if (!why.contains("Timed out"))
+      gone = closedPairs->list();
     if (gone.empty())
       return llvm::formatv("no rank was heard from within {0} ms: a rank is stalled",
                            opts.timeout.count());
@@ -115,7 +185,17 @@ struct CollectiveGroup::Impl {
 CollectiveGroup::CollectiveGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CollectiveGroup::~CollectiveGroup() = default;
 
+/// Gloo writes to its pairs' sockets without MSG_NOSIGNAL: a write to a peer that just died
+/// raises SIGPIPE, whose default action ends the process silently, where the collective should
+/// fail with EPIPE naming the rank. So SIGPIPE is ignored, unless the program set its own handler.
+static void ignoreSigpipe() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
 llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(CollectiveOptions options) {
+  ignoreSigpipe();
   auto impl = std::make_unique<Impl>();
   impl->opts = std::move(options);
   const CollectiveOptions &o = impl->opts;
@@ -170,6 +250,7 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
     gloo::barrier(barrier);
     impl->server.reset();
     impl->closedPairs = std::make_unique<ClosedPairs>(*impl->context);
+    impl->startWatching();
   } catch (const std::exception &e) {
     return makeError("{0}: cannot join the group through the rendezvous {1}: {2}", impl->who(),
                      o.rendezvous, e.what());

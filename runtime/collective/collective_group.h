@@ -36,9 +36,18 @@ struct CollectiveOptions {
   static constexpr int kMaxStreams = 8;
   static constexpr size_t kMinStreamedBytes = size_t(4) << 20;
   std::function<bool()> shouldStop;
+  /// Called (from the group's watchdog thread) when a collective has waited kStuckAfter and a
+  /// rank's connection has closed: Gloo does not wake every wait when a pair closes (a send
+  /// queued to a peer that died waits out the timeout), so such a collective would otherwise
+  /// fail only at `timeout`. The message names the ranks gone; the caller decides what to do
+  /// (oar-executor ends the process with it). Unset: the collective waits for its timeout.
+  std::function<void(const std::string &)> onStuckWithPeerGone;
+  static constexpr std::chrono::milliseconds kStuckAfter{2000};
   std::function<void(const std::string &)> log;
 };
 
+/// Joining ignores SIGPIPE in this process (unless it has a handler): Gloo's writes to a peer
+/// that died would raise it and end the process without a word.
 /// Gloo's pairs are plain TCP between the ranks, without authentication (Debian's Gloo has no
 /// TLS transport): the rendezvous, where every rank learns the others' addresses, is what
 /// CURVE protects. Not thread safe: one thread runs the collectives, in the same order on

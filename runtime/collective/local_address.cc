@@ -22,11 +22,13 @@ llvm::Expected<std::string> localAddressToward(const std::string &host) {
     return makeError("no UDP socket to find the route to {0}: {1}", host, std::strerror(errno));
   }
   int rc = connect(fd, found->ai_addr, found->ai_addrlen);
+  int err = errno; // before freeaddrinfo can change it
   freeaddrinfo(found);
   sockaddr_in own{};
   socklen_t len = sizeof(own);
   if (rc != 0 || getsockname(fd, reinterpret_cast<sockaddr *>(&own), &len) != 0) {
-    int err = errno;
+    if (rc == 0)
+      err = errno;
     close(fd);
     return makeError("no route to {0}: {1}", host, std::strerror(err));
   }

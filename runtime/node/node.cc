@@ -136,8 +136,26 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
                  .str());
   // A hybrid job's dense params stay on the trainers, which all-reduce their gradients.
   std::unique_ptr<CollectiveGroup> group;
+  if (dist.hybrid() && comm.step() > 0) {
+    std::string why = llvm::formatv("trainer {0}: the pservers resumed from their checkpoint of "
+                                    "step {1}, but a hybrid job's dense params live on the "
+                                    "trainers, which keep no checkpoint yet: start it afresh",
+                                    id, comm.step())
+                          .str();
+    comm.abandon(why);
+    return makeError("{0}", why);
+  }
   if (dist.hybrid()) {
-    auto joined = joinTrainers(dist, opts);
+    // A collective stuck on a rank that is gone ends the process (onCollectiveStuck): the
+    // pservers first hear why. The trainer's thread is then inside the all-reduce, not using
+    // the communicator.
+    NodeOptions joining = opts;
+    if (opts.onCollectiveStuck)
+      joining.onCollectiveStuck = [&comm, end = opts.onCollectiveStuck](const std::string &what) {
+        llvm::consumeError(comm.complete(what));
+        end(what);
+      };
+    auto joined = joinTrainers(dist, joining);
     if (!joined) {
       std::string why = llvm::toString(joined.takeError());
       comm.abandon(why);
@@ -158,8 +176,11 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), "trainer " + std::to_string(id) + " startup");
   if (group)
-    if (llvm::Error err = broadcastState(*group, progs.main, scope))
-      return err;
+    if (llvm::Error err = broadcastState(*group, progs.main, scope)) {
+      std::string why = llvm::toString(std::move(err));
+      llvm::consumeError(comm.complete(why)); // the pservers stop waiting, and hear why
+      return makeError("{0}", why);
+    }
   TrainOptions train = opts.train;
   if (id != 0) // trainer 0 scores the model, as it does at the end
     train.evalEverySteps = 0, train.evalEveryEpoch = false;
@@ -341,6 +362,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   env.pserver.checkpointEvery = opts.checkpointEvery;
   env.pserver.goneTrainers = opts.goneTrainers;
   env.pserver.elastic = opts.elastic;
+  env.pserver.hybrid = progs.main.dist().hybrid();
   env.pserver.checkpointKeep = opts.checkpointKeep;
   env.pserver.tableBudget = opts.tableBudget;
   env.pserver.skipNonFinite = opts.skipNonFinite;

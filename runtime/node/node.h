@@ -29,6 +29,9 @@ struct NodeOptions {
   std::string collectiveHost = "127.0.0.1";
   /// Collective and hybrid jobs: TCP connections per pair of trainers (CollectiveOptions).
   int collectiveStreams = 1;
+  /// Collective and hybrid jobs: CollectiveOptions::onStuckWithPeerGone (a collective waiting on
+  /// a rank that is gone, which Gloo may not end before the timeout).
+  std::function<void(const std::string &)> onCollectiveStuck;
   /// A pserver's port (or collective trainer 0's rendezvous port), held since it was picked (by
   /// oar-launch, or joining a scheduler): taken over instead of bound again, so no other process
   /// can take it meanwhile. Null: bound.

@@ -47,8 +47,8 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
                      "rendezvous would need trainer 0's public key)",
                      id);
   if (opts.evalOnly)
-    return makeError("trainer {0}: --eval-only evaluates a save on one machine; a collective job "
-                     "trains",
+    return makeError("trainer {0}: --eval-only evaluates a save on one machine; collective and "
+                     "hybrid jobs train",
                      id);
   if (opts.rendezvous.empty())
     return makeError("trainer {0}: a collective job's trainers meet at trainer 0's address; none "
@@ -60,8 +60,10 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
   c.bind = opts.bind; // trainer 0 serves the rendezvous there (--bind), as a pserver serves
   c.host = opts.collectiveHost;
   c.streams = opts.collectiveStreams;
+  c.onStuckWithPeerGone = opts.onCollectiveStuck;
   // The same programs on every rank, and the same launch: another job's ranks are refused.
-  c.jobId = opts.cluster.jobId + "/" + dist.plan_digest();
+  // (and the same connections per pair: each stream joins with keys of its own).
+  c.jobId = opts.cluster.jobId + "/" + dist.plan_digest() + "/" + std::to_string(c.streams);
   c.heldPort = id == 0 ? opts.heldPort : nullptr;
   c.timeout = opts.timeouts.reply;
   c.shouldStop = stopRequested;

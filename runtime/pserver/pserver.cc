@@ -38,8 +38,8 @@ namespace oar::runtime {
 using Clock = std::chrono::steady_clock;
 /// Elastic async: at most this many trainer ids, joined ones included.
 constexpr int64_t kMaxElasticTrainers = 1024;
-/// Sync: how long a job that broke waits for its other trainers' next message (each is told why
-/// then) before it ends naming the silent ones, which likely died with the failure.
+/// Hybrid: how long a job that broke waits for its other trainers' next message (each is told
+/// why then) before it ends naming the silent ones, which died with the failure.
 constexpr std::chrono::seconds kBrokenJobGrace{5};
 
 namespace {
@@ -928,7 +928,7 @@ struct PserverLoop::Impl {
     log("trainer " + std::to_string(t) +
         (h.error().empty() ? " completed" : " left after an error: " + h.error()));
     reply(peer, makeHeader(proto::REPLY_OK, "", t, h.step()));
-    if (mode == Mode::Sync && !h.error().empty() && syncBroken.empty())
+    if ((mode == Mode::Sync || opts.hybrid) && !h.error().empty() && syncBroken.empty())
       breakSyncJob(llvm::formatv("trainer {0} left after an error ({1})", t, h.error()).str());
     return mode == Mode::Sync && syncBroken.empty() ? tryOptimizeOrFail() : llvm::Error::success();
   }
@@ -1051,7 +1051,8 @@ struct PserverLoop::Impl {
   /// trainer is told now, the others at their next message; the pserver ends once all have
   /// completed (with an error), and exits as a failed job.
   void breakSyncJob(const std::string &what) {
-    syncBroken = what + "; a sync job does not go on without one of its trainers";
+    syncBroken = what + (opts.hybrid ? "; a hybrid job does not go on without one of its trainers"
+                                     : "; a sync job does not go on without one of its trainers");
     syncBrokenAt = Clock::now();
     for (PendingGet &g : pending)
       replyError(g.peer, g.header, syncBroken);
@@ -1084,18 +1085,21 @@ struct PserverLoop::Impl {
                                    listTrainers(missing))
                          .str());
     }
-    // A broken sync job waits a little for the other trainers to hear why, not for one that
-    // died with the failure (a hybrid job's trainers fail together: one is gone, the other's
-    // all-reduce with it fails).
-    if (!syncBroken.empty() && now - syncBrokenAt > kBrokenJobGrace) {
+    // A broken hybrid job waits a little for the other trainers to hear why, not for one that
+    // died with the failure: its trainers fail together (one is gone, the others' all-reduce
+    // with it fails). A PS job's trainers may be slow, not gone: they get the barrier timeout.
+    if (opts.hybrid && !syncBroken.empty() && now - syncBrokenAt > kBrokenJobGrace) {
       std::vector<int64_t> silent;
       for (int64_t t = 0; t < trainerSlots(); ++t)
         if (live(t) && lastSeen[t] < syncBrokenAt)
           silent.push_back(t);
-      if (!silent.empty())
-        return failAll(llvm::formatv("{0}; trainer(s) {1} sent nothing in the {2:f0} s since",
-                                     syncBroken, listTrainers(silent), secs(kBrokenJobGrace))
-                           .str());
+      if (!silent.empty()) { // a consequence of the failure: the launcher names the first
+        llvm::consumeError(failAll(syncBroken)); // each waiting trainer hears why
+        return llvm::make_error<TrainersFailedError>(
+            llvm::formatv("pserver {0}: {1}; trainer(s) {2} sent nothing in the {3:f0} s since",
+                          endpoint, syncBroken, listTrainers(silent), secs(kBrokenJobGrace))
+                .str());
+      }
     }
     if (mode != Mode::Sync) { // a trainer silent far longer than its peers is lost
       for (int64_t t = 0; t < trainerSlots(); ++t)

@@ -40,6 +40,9 @@ struct PserverOptions {
   /// Async: trainers beyond the job's count may join while it runs (a scheduler gives them ids
   /// past the count), and the pserver serves until every trainer that joined has completed.
   bool elastic = false;
+  /// A hybrid job's pserver (the tables only): its trainers all-reduce among themselves, so when
+  /// one leaves after an error the others are failing too, in any mode: the job is over.
+  bool hybrid = false;
   /// Polled: trainers known to be gone (the scheduler's heartbeats), with why. Sync: the job
   /// fails at once naming it; async: it is lost, as one silent past the barrier timeout.
   std::function<std::map<int64_t, std::string>()> goneTrainers;

@@ -213,7 +213,6 @@ TEST_CASE("MPI and Slurm ranks of a collective job all train, trainer i being ra
 
 TEST_CASE("a rank finds its own address on the route to trainer 0's", "[runtime][collective]") {
   CHECK(requireValue(localAddressToward("127.0.0.1")) == "127.0.0.1");
-  CHECK(requireValue(localAddressToward("localhost")) == "127.0.0.1");
   CHECK_THAT(errorText(localAddressToward("no-such-host.invalid")),
              Contains("cannot resolve no-such-host.invalid"));
 }
