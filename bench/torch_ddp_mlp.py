@@ -9,24 +9,14 @@ Usage: torch_ddp_mlp.py --trainers 2 --threads 1 --batch 128 --steps 200 --port 
                         --images FILE.gz --labels FILE.gz
 """
 import argparse
-import gzip
 import os
-import struct
 import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-
-def read_idx(images_path, labels_path):
-    with gzip.open(images_path, "rb") as f:
-        _, n, rows, cols = struct.unpack(">IIII", f.read(16))
-        x = torch.frombuffer(bytearray(f.read()), dtype=torch.uint8).float()
-    with gzip.open(labels_path, "rb") as f:
-        struct.unpack(">II", f.read(8))
-        y = torch.frombuffer(bytearray(f.read()), dtype=torch.uint8).long()
-    return x.view(n, rows * cols) / 255.0 * 2 - 1, y
+from torch_rpc_ps import read_idx  # the same Fashion-MNIST reader (bench/ is on sys.path)
 
 
 def run(rank, args, rates):

@@ -26,6 +26,15 @@
 
 namespace oar::runtime {
 
+/// "rank 2 is gone (connection closed)", "ranks 1, 2 are gone (connection closed)".
+static std::string describeGone(const std::vector<int> &gone) {
+  std::vector<std::string> names;
+  for (int r : gone)
+    names.push_back(std::to_string(r));
+  return (gone.size() == 1 ? "rank " : "ranks ") + llvm::join(names, ", ") +
+         (gone.size() == 1 ? " is gone" : " are gone") + " (connection closed)";
+}
+
 struct CollectiveGroup::Impl {
   CollectiveOptions opts;
   std::unique_ptr<RendezvousServer> server; ///< rank 0's, while the ranks join
@@ -60,16 +69,9 @@ struct CollectiveGroup::Impl {
       if (gone.empty() || !runningSince)
         continue;
       reported = true;
-      std::vector<std::string> names;
-      for (int r : gone)
-        names.push_back(std::to_string(r));
-      std::string what =
-          llvm::formatv("{0}: a collective has waited {1} ms and {2} {3} gone "
-                        "(connection closed)",
-                        who(), CollectiveOptions::kStuckAfter.count(),
-                        gone.size() == 1 ? "rank" : "ranks",
-                        llvm::join(names, ", ") + (gone.size() == 1 ? " is" : " are"))
-              .str();
+      std::string what = llvm::formatv("{0}: a collective has waited {1} ms and {2}", who(),
+                                       CollectiveOptions::kStuckAfter.count(), describeGone(gone))
+                             .str();
       hold.unlock();
       opts.onStuckWithPeerGone(what);
       hold.lock();
@@ -129,11 +131,7 @@ struct CollectiveGroup::Impl {
     if (gone.empty())
       return llvm::formatv("no rank was heard from within {0} ms: a rank is stalled",
                            opts.timeout.count());
-    std::vector<std::string> names;
-    for (int r : gone)
-      names.push_back(std::to_string(r));
-    return (gone.size() == 1 ? "rank " : "ranks ") + llvm::join(names, ", ") +
-           (gone.size() == 1 ? " is gone" : " are gone") + " (connection closed)";
+    return describeGone(gone);
   }
 
   /// The ring all-reduce of `count` elements at `data` on stream `s`.
