@@ -80,7 +80,7 @@ llvm::Expected<std::string> deepTower(ModelBuilder &m, const RecipeSpec &s, cons
   for (int64_t size : s.hidden) {
     if (size <= 0)
       return makeError("--hidden sizes must be positive, got {0}", size);
-    h = m.fc(h, size, s.act);
+    h = hiddenLayer(m, s, h, size);
   }
   return m.fc(h, 1);
 }

@@ -2,6 +2,7 @@
 #include "api/layers.h"
 
 #include <cmath>
+#include <set>
 
 #include "feed/data_feed.h"
 #include "ops/op_registry.h"
@@ -148,7 +149,7 @@ std::string ModelBuilder::data(llvm::StringRef name, llvm::ArrayRef<int64_t> dim
 llvm::Expected<std::vector<std::string>>
 ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
                        const std::vector<std::string> &outputSlots, const AttrList &attrs,
-                       llvm::StringRef prefix) {
+                       llvm::StringRef prefix, const SlotMap &inPlace) {
   if (llvm::Error err = status())
     return err;
   const ops::OpSchema *schema = ops::lookupOp(type);
@@ -165,6 +166,11 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
       outputs.back().second.push_back(names.back());
     else
       outputs.push_back({slot, {names.back()}});
+  }
+  std::set<std::string> existing;
+  for (const auto &[slot, vars] : inPlace) {
+    outputs.push_back({slot, vars});
+    existing.insert(vars.begin(), vars.end());
   }
   proto::Op op = makeOp(type, inputs, outputs, attrs);
   // Declare the outputs with the types shape inference gives from the declared inputs.
@@ -184,7 +190,8 @@ ModelBuilder::appendOp(llvm::StringRef type, const SlotMap &inputs,
     if (llvm::Error err = schema->infer()(ctx))
       return addContext(std::move(err), type);
   for (const auto &[name, t] : ctx.results())
-    declareVar(block, name, t.dtype, t.dims).set_kind(t.kind);
+    if (!existing.count(name))
+      declareVar(block, name, t.dtype, t.dims).set_kind(t.kind);
   *block.add_ops() = std::move(op);
   return names;
 }
@@ -274,7 +281,7 @@ std::string ModelBuilder::activation(llvm::StringRef x, llvm::StringRef act) {
 }
 
 std::string ModelBuilder::fc(llvm::StringRef x, int64_t size, llvm::StringRef act,
-                             Initializer weightInit) {
+                             Initializer weightInit, bool bias) {
   std::string layer = uniqueLayerName("fc");
   const proto::Var *xv = inputVar(layer, x);
   if (!xv)
@@ -293,12 +300,105 @@ std::string ModelBuilder::fc(llvm::StringRef x, int64_t size, llvm::StringRef ac
   for (int i = 1; i < xv->type().dims_size(); ++i)
     in *= xv->type().dims(i);
   std::string w = createParameter(layer + ".w_0", {in, size}, weightInit, in, size);
-  std::string b = createParameter(layer + ".b_0", {size}, Initializer::constant(0));
-  std::string h = appendLayerOp("mul", {{"X", {x.str()}}, {"Y", {w}}}, "Out",
-                                {{"x_num_col_dims", int64_t(1)}}, layer);
-  std::string out = appendLayerOp("elementwise_add", {{"X", {h}}, {"Y", {b}}}, "Out",
-                                  {{"axis", int64_t(1)}}, layer);
+  std::string out = appendLayerOp("mul", {{"X", {x.str()}}, {"Y", {w}}}, "Out",
+                                  {{"x_num_col_dims", int64_t(1)}}, layer);
+  if (bias) {
+    std::string b = createParameter(layer + ".b_0", {size}, Initializer::constant(0));
+    out = appendLayerOp("elementwise_add", {{"X", {out}}, {"Y", {b}}}, "Out",
+                        {{"axis", int64_t(1)}}, layer);
+  }
   return act.empty() ? out : appendLayerOp(act, {{"X", {out}}}, "Out", {}, layer);
+}
+
+/// A parameter that the optimizer leaves alone (batch norm's running statistics).
+static void markNotTrained(proto::Program &main, llvm::StringRef name) {
+  for (proto::Var &v : *main.mutable_blocks(0)->mutable_vars())
+    if (v.name() == name) {
+      v.set_trainable(false);
+      v.set_stop_gradient(true);
+    }
+}
+
+std::string ModelBuilder::batchNorm(llvm::StringRef x, llvm::StringRef act, float momentum,
+                                    float epsilon) {
+  std::string layer = uniqueLayerName("batch_norm");
+  const proto::Var *xv = inputVar(layer, x);
+  if (!xv)
+    return "";
+  if (xv->type().dims_size() < 2 || xv->type().dims(1) <= 0) {
+    fail(makeError("{0}: the input {1} of {2} needs [batch, channels, ...]", layer, x,
+                   typeString(xv->type())));
+    return "";
+  }
+  if (llvm::Error err = checkActivation(layer, act)) {
+    fail(std::move(err));
+    return "";
+  }
+  int64_t channels = xv->type().dims(1);
+  std::string scale = createParameter(layer + ".w_0", {channels}, Initializer::constant(1));
+  std::string shift = createParameter(layer + ".b_0", {channels}, Initializer::constant(0));
+  std::string mean = createParameter(layer + ".w_1", {channels}, Initializer::constant(0));
+  std::string var = createParameter(layer + ".w_2", {channels}, Initializer::constant(1));
+  markNotTrained(main_, mean);
+  markNotTrained(main_, var);
+  auto outs =
+      appendOp("batch_norm",
+               {{"X", {x.str()}},
+                {"Scale", {scale}},
+                {"Bias", {shift}},
+                {"Mean", {mean}},
+                {"Variance", {var}}},
+               {"Y", "SavedMean", "SavedInvStd"}, {{"momentum", momentum}, {"epsilon", epsilon}},
+               layer, {{"MeanOut", {mean}}, {"VarianceOut", {var}}});
+  if (!outs) {
+    fail(addContext(outs.takeError(), layer));
+    return "";
+  }
+  std::string out = (*outs)[0];
+  return act.empty() ? out : appendLayerOp(act, {{"X", {out}}}, "Out", {}, layer);
+}
+
+std::string ModelBuilder::layerNorm(llvm::StringRef x, llvm::StringRef act, float epsilon) {
+  std::string layer = uniqueLayerName("layer_norm");
+  const proto::Var *xv = inputVar(layer, x);
+  if (!xv)
+    return "";
+  int64_t width = xv->type().dims_size() ? xv->type().dims(xv->type().dims_size() - 1) : 0;
+  if (xv->type().dims_size() < 2 || width <= 0) {
+    fail(makeError("{0}: the input {1} of {2} needs [rows..., features]", layer, x,
+                   typeString(xv->type())));
+    return "";
+  }
+  if (llvm::Error err = checkActivation(layer, act)) {
+    fail(std::move(err));
+    return "";
+  }
+  std::string scale = createParameter(layer + ".w_0", {width}, Initializer::constant(1));
+  std::string shift = createParameter(layer + ".b_0", {width}, Initializer::constant(0));
+  auto outs = appendOp("layer_norm", {{"X", {x.str()}}, {"Scale", {scale}}, {"Bias", {shift}}},
+                       {"Y", "Mean", "InvStd"}, {{"epsilon", epsilon}}, layer);
+  if (!outs) {
+    fail(addContext(outs.takeError(), layer));
+    return "";
+  }
+  std::string out = (*outs)[0];
+  return act.empty() ? out : appendLayerOp(act, {{"X", {out}}}, "Out", {}, layer);
+}
+
+std::string ModelBuilder::dropout(llvm::StringRef x, float dropProb) {
+  std::string layer = uniqueLayerName("dropout");
+  if (!inputVar(layer, x))
+    return "";
+  // The op's own step counter: saved with the model, so a resumed run draws the same masks.
+  std::string step = createPersistable(layer + ".step", {1}, 0, proto::I64);
+  auto outs = appendOp("dropout", {{"X", {x.str()}}, {"Step", {step}}}, {"Out", "Mask"},
+                       {{"dropout_prob", dropProb}, {"seed", seed_ * 1000 + ++nextSeed_}}, layer,
+                       {{"StepOut", {step}}});
+  if (!outs) {
+    fail(addContext(outs.takeError(), layer));
+    return "";
+  }
+  return (*outs)[0];
 }
 
 std::string ModelBuilder::embedding(llvm::StringRef ids, int64_t vocab, int64_t width,

@@ -58,8 +58,19 @@ public:
   /// An input var of dims [-1, dims...]; gradients stop here.
   std::string data(llvm::StringRef name, llvm::ArrayRef<int64_t> dims, DType dtype = proto::F32);
   /// out = act(x * W + b), x flattened to [batch, rest]. act: "", relu, sigmoid, tanh, softmax.
+  /// Without `bias`, no b (a batch_norm after it shifts instead, as Paddle's bias_attr=False).
   std::string fc(llvm::StringRef x, int64_t size, llvm::StringRef act = "",
-                 Initializer weightInit = {});
+                 Initializer weightInit = {}, bool bias = true);
+  /// act(batch_norm(x)) per channel (dim 1): `batch_norm_i.w_0` scale, `.b_0` shift, `.w_1`
+  /// running mean and `.w_2` running variance (not trained). `momentum` weighs the running
+  /// statistics (Paddle's convention: PyTorch's 0.1 is 0.9 here).
+  std::string batchNorm(llvm::StringRef x, llvm::StringRef act = "", float momentum = 0.9f,
+                        float epsilon = 1e-5f);
+  /// act(layer_norm(x)) over the last dim: `layer_norm_i.w_0` scale, `.b_0` shift.
+  std::string layerNorm(llvm::StringRef x, llvm::StringRef act = "", float epsilon = 1e-5f);
+  /// Inverted dropout with probability `dropProb` in training, the identity in evaluation and
+  /// inference; its masks repeat with the model's seed.
+  std::string dropout(llvm::StringRef x, float dropProb);
   /// Rows of a [vocab, width] table picked by i64 ids.
   std::string embedding(llvm::StringRef ids, int64_t vocab, int64_t width, bool isSparse = false,
                         bool isDistributed = false, Initializer init = {});
@@ -94,10 +105,10 @@ public:
 
   /// Appends any op to the main program; outputs are declared as `<prefix>.tmp_k` with types from
   /// shape inference. Returns the output names, in `outputSlots` order.
-  llvm::Expected<std::vector<std::string>> appendOp(llvm::StringRef type, const SlotMap &inputs,
-                                                    const std::vector<std::string> &outputSlots,
-                                                    const AttrList &attrs = {},
-                                                    llvm::StringRef prefix = "");
+  /// `inPlace` names outputs that write existing vars (a running mean updated in place).
+  llvm::Expected<std::vector<std::string>>
+  appendOp(llvm::StringRef type, const SlotMap &inputs, const std::vector<std::string> &outputSlots,
+           const AttrList &attrs = {}, llvm::StringRef prefix = "", const SlotMap &inPlace = {});
   /// A parameter in main and its initialiser in startup.
   std::string createParameter(llvm::StringRef name, llvm::ArrayRef<int64_t> dims,
                               const Initializer &init, int64_t fanIn = 0, int64_t fanOut = 0);

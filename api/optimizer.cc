@@ -15,6 +15,11 @@ llvm::Expected<std::vector<ParamGrad>> Optimizer::minimize(ModelBuilder &model,
     return err;
   if (!(learningRate_ > 0) || !std::isfinite(learningRate_))
     return makeError("minimize: learning rate {0} must be positive and finite", learningRate_);
+  if (!(weightDecay_ >= 0) || !std::isfinite(weightDecay_))
+    return makeError("minimize: weight decay {0} must be 0 or more and finite", weightDecay_);
+  if (!(clipGlobalNorm_ >= 0) || !std::isfinite(clipGlobalNorm_))
+    return makeError("minimize: the global norm to clip to, {0}, must be 0 (off) or more",
+                     clipGlobalNorm_);
   // A param another optimizer updates already would be updated twice per step.
   std::set<std::string> updated;
   for (const proto::Op &op : model.main().blocks(0).ops())
@@ -32,14 +37,49 @@ llvm::Expected<std::vector<ParamGrad>> Optimizer::minimize(ModelBuilder &model,
   // Each optimizer owns its learning rate: learning_rate_0, learning_rate_1, ...
   std::string lr =
       model.createPersistable(model.uniqueLayerName("learning_rate"), {1}, learningRate_);
+  appendClip(model, *grads);
   for (const ParamGrad &pg : *grads) {
     proto::Op op = makeUpdate(model, pg, lr);
+    addDecayAndSchedule(model, pg, op);
     op.set_role(proto::OPTIMIZE);
     *model.main().mutable_blocks(0)->add_ops() = std::move(op);
   }
   if (llvm::Error err = model.status())
     return err;
   return grads;
+}
+
+void Optimizer::appendClip(ModelBuilder &model, const std::vector<ParamGrad> &grads) {
+  if (clipGlobalNorm_ == 0)
+    return;
+  std::vector<std::string> dense; // a sparse embedding's selected rows are left as they are
+  for (const ParamGrad &pg : grads)
+    if (!isSparseGrad(model, pg))
+      dense.push_back(pg.grad);
+  if (dense.empty())
+    return;
+  proto::Op op = makeOp("clip_by_global_norm", {{"X", dense}}, {{"Out", dense}},
+                        {{"max_norm", clipGlobalNorm_}});
+  op.set_role(proto::BACKWARD);
+  *model.main().mutable_blocks(0)->add_ops() = std::move(op);
+}
+
+void Optimizer::addDecayAndSchedule(ModelBuilder &model, const ParamGrad &pg, proto::Op &op) {
+  if (weightDecay_ != 0 || op.type() == "adamw") // adamw's default is not 0
+    setAttr(op, "weight_decay", weightDecay_);
+  if (!schedule_.active())
+    return;
+  setAttr(op, "lr_schedule", schedule_.type);
+  setAttr(op, "warmup_steps", schedule_.warmupSteps);
+  setAttr(op, "lr_decay_steps", schedule_.decaySteps);
+  setAttr(op, "lr_decay_rate", schedule_.decayRate);
+  // Updates made before this one: on a pserver, each block of the param counts its own.
+  std::string step = model.createPersistable(accumulatorName(pg.param, "step"), {1}, 0);
+  proto::Slot *in = op.add_inputs(), *out = op.add_outputs();
+  in->set_slot("Step");
+  in->add_names(step);
+  out->set_slot("StepOut");
+  out->add_names(step);
 }
 
 std::string Optimizer::stateLike(ModelBuilder &model, llvm::StringRef param, llvm::StringRef kind,
@@ -100,6 +140,12 @@ proto::Op Adam::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::Strin
                  {"Beta1PowOut", {b1}},
                  {"Beta2PowOut", {b2}}},
                 {{"beta1", beta1_}, {"beta2", beta2_}, {"epsilon", epsilon_}});
+}
+
+proto::Op AdamW::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
+  proto::Op op = Adam::makeUpdate(model, pg, lr);
+  op.set_type("adamw");
+  return op;
 }
 
 proto::Op Adagrad::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {

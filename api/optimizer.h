@@ -6,7 +6,18 @@
 
 namespace oar {
 
-/// Base of SGD, Momentum, Adam and Adagrad. The learning rate is a persistable [1] var
+/// A learning-rate schedule (ops/optimizers.cc): with t the updates made before this one, warm-up
+/// gives lr * (t + 1) / warmupSteps while t < warmupSteps; after it, with u = t - warmupSteps,
+/// step: lr * decayRate^floor(u / decaySteps), exponential: lr * decayRate^(u / decaySteps),
+/// cosine: lr * (1 + cos(pi * min(u, decaySteps) / decaySteps)) / 2.
+struct LrSchedule {
+  std::string type = "constant"; // constant | step | exponential | cosine
+  int64_t warmupSteps = 0, decaySteps = 1;
+  float decayRate = 1;
+  bool active() const { return type != "constant" || warmupSteps > 0; }
+};
+
+/// Base of SGD, Momentum, Adam, AdamW and Adagrad. The learning rate is a persistable [1] var
 /// (`learning_rate_0`; the next optimizer of the same model gets `learning_rate_1`) so pservers
 /// and schedules can change it. Several optimizers may share a model when each updates its own
 /// parameters (a param updated already is left to its first optimizer).
@@ -20,6 +31,15 @@ public:
   llvm::Expected<std::vector<ParamGrad>> minimize(ModelBuilder &model, llvm::StringRef loss,
                                                   const std::set<std::string> &noGradSet = {});
 
+  /// L2 decay: weightDecay * param added to each gradient (a sparse one: its rows only), as
+  /// Paddle's L2Decay and PyTorch's weight_decay. AdamW decouples it instead.
+  void setWeightDecay(float weightDecay) { weightDecay_ = weightDecay; }
+  /// Scales all dense gradients together so their global norm is at most `maxNorm` (0: off),
+  /// before the weight decay, as torch.nn.utils.clip_grad_norm_.
+  void setClipGlobalNorm(float maxNorm) { clipGlobalNorm_ = maxNorm; }
+  /// The learning rate's schedule; each param's update op counts its own updates.
+  void setSchedule(const LrSchedule &schedule) { schedule_ = schedule; }
+
 protected:
   virtual proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) = 0;
   /// Optimizer state shaped like the parameter, starting at `value`.
@@ -31,6 +51,14 @@ protected:
   /// Whether the gradient is selected rows (a sparse embedding's), so only its rows change.
   static bool isSparseGrad(ModelBuilder &model, const ParamGrad &pg);
   float learningRate_;
+  float weightDecay_ = 0, clipGlobalNorm_ = 0;
+  LrSchedule schedule_;
+
+private:
+  /// The clip op over the dense gradients of `grads`, when clipping is on.
+  void appendClip(ModelBuilder &model, const std::vector<ParamGrad> &grads);
+  /// Decay and schedule attrs on an update op, and its update counter when scheduled.
+  void addDecayAndSchedule(ModelBuilder &model, const ParamGrad &pg, proto::Op &op);
 };
 
 class SGD : public Optimizer {
@@ -67,6 +95,20 @@ protected:
 
 private:
   float beta1_, beta2_, epsilon_;
+};
+
+/// Adam with decoupled weight decay (torch.optim.AdamW): param -= lr * weightDecay * param before
+/// each Adam step, lr being the scheduled rate. setWeightDecay sets the same factor.
+class AdamW : public Adam {
+public:
+  AdamW(float learningRate, float weightDecay = 0.01f, float beta1 = 0.9f, float beta2 = 0.999f,
+        float epsilon = 1e-8f)
+      : Adam(learningRate, beta1, beta2, epsilon) {
+    weightDecay_ = weightDecay;
+  }
+
+protected:
+  proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
 };
 
 /// With `rowWise`, each parameter keeps one accumulator per row (the mean of the row's squared

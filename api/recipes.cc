@@ -7,16 +7,65 @@
 
 namespace oar {
 
-llvm::Expected<std::unique_ptr<Optimizer>> makeRecipeOptimizer(const RecipeSpec &s) {
+static llvm::Expected<std::unique_ptr<Optimizer>> namedOptimizer(const RecipeSpec &s) {
   if (s.optimizer == "sgd")
     return std::make_unique<SGD>(s.lr);
   if (s.optimizer == "momentum")
     return std::make_unique<Momentum>(s.lr, s.momentum);
   if (s.optimizer == "adam")
     return std::make_unique<Adam>(s.lr, s.beta1, s.beta2, s.epsilon);
+  if (s.optimizer == "adamw")
+    return std::make_unique<AdamW>(s.lr, 0.01f, s.beta1, s.beta2, s.epsilon);
   if (s.optimizer == "adagrad")
     return std::make_unique<Adagrad>(s.lr, s.epsilon == 1e-8f ? 1e-6f : s.epsilon);
-  return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam or adagrad)", s.optimizer);
+  return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam, adamw or adagrad)",
+                   s.optimizer);
+}
+
+llvm::Expected<std::unique_ptr<Optimizer>> makeRecipeOptimizer(const RecipeSpec &s) {
+  if (llvm::Error err = checkToolkit(s))
+    return err;
+  auto opt = namedOptimizer(s);
+  if (!opt)
+    return opt.takeError();
+  if (s.weightDecayGiven || s.optimizer != "adamw")
+    (*opt)->setWeightDecay(s.weightDecay);
+  (*opt)->setClipGlobalNorm(s.clipGlobalNorm);
+  (*opt)->setSchedule(s.schedule);
+  return opt;
+}
+
+llvm::Error checkToolkit(const RecipeSpec &s) {
+  if (s.norm != "none" && s.norm != "batch" && s.norm != "layer")
+    return makeError("unknown --norm \"{0}\" (use none, batch or layer)", s.norm);
+  if (!(s.dropout >= 0 && s.dropout < 1))
+    return makeError("--dropout {0} must be in [0, 1)", s.dropout);
+  if (!(s.weightDecay >= 0))
+    return makeError("--weight-decay {0} must be 0 or more", s.weightDecay);
+  if (!(s.clipGlobalNorm >= 0))
+    return makeError("--clip-global-norm {0} must be 0 (off) or more", s.clipGlobalNorm);
+  const LrSchedule &l = s.schedule;
+  if (l.type != "constant" && l.type != "step" && l.type != "exponential" && l.type != "cosine")
+    return makeError("unknown --lr-schedule \"{0}\" (use constant, step, exponential or cosine)",
+                     l.type);
+  if (l.warmupSteps < 0)
+    return makeError("--warmup-steps {0} must be 0 or more", l.warmupSteps);
+  if (l.type != "constant" && l.decaySteps <= 0)
+    return makeError("--lr-schedule={0} needs --lr-decay-steps > 0, got {1}", l.type, l.decaySteps);
+  if ((l.type == "step" || l.type == "exponential") && !(l.decayRate > 0))
+    return makeError("--lr-schedule={0} needs --lr-decay-rate > 0, got {1}", l.type, l.decayRate);
+  return llvm::Error::success();
+}
+
+std::string hiddenLayer(ModelBuilder &m, const RecipeSpec &s, llvm::StringRef x, int64_t size) {
+  if (s.norm == "none") {
+    std::string h = m.fc(x, size, s.act);
+    return s.dropout > 0 ? m.dropout(h, s.dropout) : h;
+  }
+  // The norm's shift replaces a batch norm's fc bias.
+  std::string h = m.fc(x, size, "", {}, /*bias=*/s.norm != "batch");
+  h = s.norm == "batch" ? m.batchNorm(h, s.act) : m.layerNorm(h, s.act);
+  return s.dropout > 0 ? m.dropout(h, s.dropout) : h;
 }
 
 FeedSpec recipeFeed(const RecipeSpec &s, const std::vector<std::string> &files,
@@ -95,7 +144,7 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &spec) {
       for (int64_t size : s.hidden) {
         if (size <= 0)
           return makeError("--hidden sizes must be positive, got {0}", size);
-        h = m.fc(h, size, s.act);
+        h = hiddenLayer(m, s, h, size);
       }
     pred = m.fc(h, s.out);
   } else {

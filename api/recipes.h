@@ -11,8 +11,15 @@ struct RecipeSpec {
   std::vector<int64_t> hidden;            // mlp hidden sizes
   std::string act = "relu";               // between mlp layers
   std::string loss = "square_error_cost"; // or softmax_with_cross_entropy
-  std::string optimizer = "sgd";          // sgd | momentum | adam | adagrad
+  std::string optimizer = "sgd";          // sgd | momentum | adam | adamw | adagrad
   float lr = 0.01f, momentum = 0.9f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  // The training toolkit (docs/training.md): after each hidden fc, a norm (none | batch |
+  // layer) before its activation and dropout after it; L2 (adamw: decoupled) weight decay,
+  // clipping by global norm (0: off) and the learning rate's schedule.
+  std::string norm = "none";
+  float dropout = 0, weightDecay = 0, clipGlobalNorm = 0;
+  bool weightDecayGiven = false; // adamw decays by 0.01 unless told
+  LrSchedule schedule;
   int64_t batchSize = 32, epochs = 1, seed = 1;
   std::string format; // uci_housing | mnist_idx | npy | csv | tsv | slot | libffm (empty: no feed)
   /// csv, tsv, slot, libffm: the columns by name (feed/schema.h). wide_deep and deepfm take any
@@ -40,6 +47,11 @@ llvm::Expected<ModelBuilder> buildRecipe(const RecipeSpec &spec);
 
 /// wide_deep or deepfm over the criteo feed (buildRecipe calls it for those models).
 llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &spec);
+
+/// A hidden layer of the mlp and CTR towers: fc, then the spec's norm, activation and dropout.
+std::string hiddenLayer(ModelBuilder &m, const RecipeSpec &s, llvm::StringRef x, int64_t size);
+/// Checks the toolkit's fields of `s` (norm, dropout, decay, clipping, schedule).
+llvm::Error checkToolkit(const RecipeSpec &s);
 
 /// The optimizer a recipe names; and a feed over `files` with the recipe's batching.
 llvm::Expected<std::unique_ptr<Optimizer>> makeRecipeOptimizer(const RecipeSpec &s);

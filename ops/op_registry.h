@@ -94,6 +94,11 @@ public:
         attrs_.push_back(a);
     return *this;
   }
+  /// Applies a declaration shared by several ops (the optimizers' schedule attrs).
+  OpSchema &with(void (*declare)(OpSchema &)) {
+    declare(*this);
+    return *this;
+  }
   OpSchema &inferShape(InferFn fn) {
     infer_ = fn;
     return *this;

@@ -1,6 +1,8 @@
-// Parameter update ops: sgd, momentum, adam, adagrad. Each updates in place
+// Parameter update ops: sgd, momentum, adam, adamw, adagrad. Each updates in place
 // (ParamOut names the same var as Param); the learning rate is a [1] tensor.
-// The update rules are exactly those in test/fixtures/README.md.
+// The update rules are exactly those in test/fixtures/README.md. Every one takes L2 weight decay
+// (adamw: decoupled) and a learning-rate schedule over its own update counter (Step), so both
+// run wherever the update runs, on a pserver's block of the param as on one machine.
 #include "ops/common.h"
 
 namespace oar::ops {
@@ -20,6 +22,8 @@ static llvm::Error checkScalar(InferContext &ctx, llvm::StringRef slot) {
   return llvm::Error::success();
 }
 
+static llvm::Error inferSchedule(InferContext &ctx);
+
 // Checks each (input slot, output slot) pair in `state`, then gives outputs their inputs' types.
 static llvm::Error inferUpdate(InferContext &ctx,
                                llvm::ArrayRef<std::pair<const char *, const char *>> state,
@@ -29,6 +33,8 @@ static llvm::Error inferUpdate(InferContext &ctx,
   if (llvm::Error err = checkParamLike(ctx, "Grad"))
     return err;
   if (llvm::Error err = checkScalar(ctx, "LearningRate"))
+    return err;
+  if (llvm::Error err = inferSchedule(ctx))
     return err;
   ctx.setOutput("ParamOut", ctx.input("Param"));
   for (auto [in, out] : state) {
@@ -51,6 +57,38 @@ static llvm::Error checkPerRow(InferContext &ctx, llvm::StringRef slot, llvm::St
     return makeError("{0} but {1}; {2} needs one value per row of Param: {3}[{4}]",
                      ctx.describe("Param"), ctx.describe(slot), why, dtypeName(p.dtype),
                      p.rank() ? p.dims[0] : 0);
+  return llvm::Error::success();
+}
+
+static const char *const kSchedules[] = {"constant", "step", "exponential", "cosine"};
+
+// The schedule's attrs, and its counter: Step is [1] of Param's dtype (a pserver keeps it with
+// the param's other per-block state), needed whenever the rate changes over time.
+static llvm::Error inferSchedule(InferContext &ctx) {
+  const AttrReader &a = ctx.attrs();
+  std::string type = a.getString("lr_schedule");
+  if (!llvm::is_contained(kSchedules, type))
+    return makeError("lr_schedule \"{0}\" is unknown (use constant, step, exponential or cosine)",
+                     type);
+  if (a.getInt("warmup_steps") < 0)
+    return makeError("warmup_steps is {0}; it must be 0 or more", a.getInt("warmup_steps"));
+  if (type != "constant" && a.getInt("lr_decay_steps") <= 0)
+    return makeError("lr_schedule {0} needs lr_decay_steps > 0, got {1}", type,
+                     a.getInt("lr_decay_steps"));
+  if (!(a.getFloat("weight_decay") >= 0))
+    return makeError("weight_decay is {0}; it must be 0 or more", a.getFloat("weight_decay"));
+  bool scheduled = type != "constant" || a.getInt("warmup_steps") > 0;
+  if (!ctx.hasInput("Step")) {
+    if (scheduled)
+      return makeError("lr_schedule {0} with warmup_steps {1} needs the Step input (the update "
+                       "counter)",
+                       type, a.getInt("warmup_steps"));
+    return llvm::Error::success();
+  }
+  if (llvm::Error err = checkScalar(ctx, "Step"))
+    return err;
+  if (ctx.hasOutput("StepOut"))
+    ctx.setOutput("StepOut", ctx.input("Step"));
   return llvm::Error::success();
 }
 
@@ -88,12 +126,34 @@ static llvm::Error inferAdagrad(InferContext &ctx) {
   return llvm::Error::success();
 }
 
+// The schedule's slots and attrs, which every optimizer takes.
+static void schedule(OpSchema &s) {
+  s.input("Step", "[1] updates made before this one, starts at 0 (needed with a schedule)",
+          kOptional)
+      .output("StepOut", "Step + 1 (same var as Step)", kOptional)
+      .attr<std::string>("lr_schedule", "constant",
+                         "constant | step (lr * rate^floor(u/N)) | exponential (lr * rate^(u/N)) "
+                         "| cosine (lr * (1 + cos(pi * min(u, N) / N)) / 2), u = Step - "
+                         "warmup_steps, N = lr_decay_steps")
+      .attr<int64_t>("warmup_steps", 0, "lr * (Step + 1) / W for the first W updates")
+      .attr<int64_t>("lr_decay_steps", 1, "N of the schedule")
+      .attr<float>("lr_decay_rate", 1.0f, "rate of step and exponential");
+}
+// L2 decay (added to the gradient, after any clipping) and the schedule.
+static void decayAndSchedule(OpSchema &s) {
+  schedule(s);
+  s.attr<float>("weight_decay", 0.0f,
+                "L2 decay: Grad + weight_decay * Param (a selected-rows "
+                "Grad: its rows only)");
+}
+
 OAR_OP(sgd)
     .summary("ParamOut = Param - LearningRate * Grad (selected rows: only their rows)")
     .input("Param", "parameter")
     .input("Grad", "its gradient; selected rows update only the rows they hold", kSelectedRows)
     .input("LearningRate", "[1] learning rate")
     .output("ParamOut", "updated parameter (same var as Param)")
+    .with(decayAndSchedule)
     .inferShape(inferSgd)
     .noGrad("an optimizer update");
 
@@ -107,6 +167,7 @@ OAR_OP(momentum)
     .output("VelocityOut", "updated velocity")
     .attr<float>("mu", 0.9f, "momentum factor")
     .attr<bool>("use_nesterov", false, "Nesterov momentum")
+    .with(decayAndSchedule)
     .inferShape(inferMomentum)
     .noGrad("an optimizer update");
 
@@ -129,6 +190,32 @@ OAR_OP(adam)
     .attr<float>("beta1", 0.9f, "first moment decay")
     .attr<float>("beta2", 0.999f, "second moment decay")
     .attr<float>("epsilon", 1e-8f, "added to the denominator")
+    .with(decayAndSchedule)
+    .inferShape(inferAdam)
+    .noGrad("an optimizer update");
+
+OAR_OP(adamw)
+    .summary("Adam with decoupled weight decay (torch.optim.AdamW): Param -= lr * weight_decay * "
+             "Param, then adam's step without L2 decay. "
+             "Lazy with a selected-rows Grad: only its rows (duplicates summed) change, each "
+             "with its own beta^t, advanced when the row is touched")
+    .input("Param", "parameter")
+    .input("Grad", "its gradient; selected rows make the update lazy", kSelectedRows)
+    .input("LearningRate", "[1] learning rate")
+    .input("Moment1", "first moment, starts at 0")
+    .input("Moment2", "second moment, starts at 0")
+    .input("Beta1Pow", "[1] beta1^t, starts at beta1; [rows] (one per row) when lazy")
+    .input("Beta2Pow", "[1] beta2^t, starts at beta2; [rows] (one per row) when lazy")
+    .output("ParamOut", "updated parameter")
+    .output("Moment1Out", "updated first moment")
+    .output("Moment2Out", "updated second moment")
+    .output("Beta1PowOut", "beta1^(t+1)")
+    .output("Beta2PowOut", "beta2^(t+1)")
+    .attr<float>("beta1", 0.9f, "first moment decay")
+    .attr<float>("beta2", 0.999f, "second moment decay")
+    .attr<float>("epsilon", 1e-8f, "added to the denominator")
+    .with(schedule)
+    .attr<float>("weight_decay", 0.01f, "decoupled decay: Param -= lr * weight_decay * Param first")
     .inferShape(inferAdam)
     .noGrad("an optimizer update");
 
@@ -144,6 +231,7 @@ OAR_OP(adagrad)
     .attr<float>("epsilon", 1e-6f, "added to the denominator")
     .attr<bool>("row_wise", false,
                 "keep one accumulator per row of Param (the mean of the row's squared gradient)")
+    .with(decayAndSchedule)
     .inferShape(inferAdagrad)
     .noGrad("an optimizer update");
 

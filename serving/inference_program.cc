@@ -1,6 +1,8 @@
 // Pruning a training program to its predictions.
 #include "serving/inference_program.h"
 
+#include "ops/test_mode.h"
+
 #include "checkpoint/row_init.h"
 #include "ir/names.h"
 #include "support/error.h"
@@ -86,8 +88,10 @@ llvm::Expected<proto::Program> inferenceProgram(const proto::Program &main,
   std::reverse(kept.begin(), kept.end());
   llvm::StringSet<> written;
   for (int i : kept)
-    for (const std::string &n : allOutputNames(block.ops(i)))
+    for (const std::string &n : allOutputNames(block.ops(i))) {
       written.insert(n);
+      needed.insert(n); // every output of a kept op is declared (batch_norm's saved statistics)
+    }
 
   proto::Program out = newProgram();
   out.set_version(main.version());
@@ -127,6 +131,11 @@ llvm::Expected<proto::Program> inferenceProgram(const proto::Program &main,
       *dst.add_ops() = sortedLookup(op, *w, startup);
       continue;
     }
+    if (op.type() == "dropout") { // the identity when serving; its step counter is not needed
+      *dst.add_ops() = makeOp("scale", {{"X", opInputs(op, "X")}}, {{"Out", opOutputs(op, "Out")}},
+                              {{"scale", 1.0f}}, proto::FORWARD);
+      continue;
+    }
     for (const std::string &in : allInputNames(op))
       if (tables.count(in))
         return makeError("op #{0} ({1}) reads table {2} other than by lookup_table; a served "
@@ -134,6 +143,7 @@ llvm::Expected<proto::Program> inferenceProgram(const proto::Program &main,
                          i, op.type(), in);
     *dst.add_ops() = op;
   }
+  ops::setTestMode(out); // batch_norm normalises with its running statistics
   for (const std::string &o : outputs)
     out.add_predictions(o);
   if (feed.columns_size() > 0) {

@@ -44,8 +44,35 @@ static cl::opt<std::string> act("act", cl::desc("relu | tanh | sigmoid"), cl::in
 static cl::opt<int64_t> out("out", cl::desc("output width"), cl::init(1), cl::cat(category));
 static cl::opt<std::string> loss("loss", cl::desc("square_error_cost | softmax_with_cross_entropy"),
                                  cl::init("square_error_cost"), cl::cat(category));
-static cl::opt<std::string> optimizer("optimizer", cl::desc("sgd | momentum | adam | adagrad"),
+static cl::opt<std::string> optimizer("optimizer",
+                                      cl::desc("sgd | momentum | adam | adamw | adagrad"),
                                       cl::init("sgd"), cl::cat(category));
+// The training toolkit (docs/training.md).
+static cl::opt<std::string> norm("norm",
+                                 cl::desc("none | batch | layer: after each hidden fc, before "
+                                          "its activation"),
+                                 cl::init("none"), cl::cat(category));
+static cl::opt<float> dropout("dropout",
+                              cl::desc("drop probability after each hidden activation (0: none)"),
+                              cl::init(0.0f), cl::cat(category));
+static cl::opt<float> weightDecay("weight-decay",
+                                  cl::desc("L2 decay added to each gradient; adamw: decoupled "
+                                           "(default 0.01 there, 0 elsewhere)"),
+                                  cl::init(0.0f), cl::cat(category));
+static cl::opt<float> clipGlobalNorm("clip-global-norm",
+                                     cl::desc("scale the dense gradients to this global norm at "
+                                              "most (0: off)"),
+                                     cl::init(0.0f), cl::cat(category));
+static cl::opt<std::string> lrSchedule("lr-schedule",
+                                       cl::desc("constant | step | exponential | cosine"),
+                                       cl::init("constant"), cl::cat(category));
+static cl::opt<int64_t> lrDecaySteps("lr-decay-steps", cl::desc("N of the schedule"),
+                                     cl::init(1), cl::cat(category));
+static cl::opt<float> lrDecayRate("lr-decay-rate", cl::desc("rate of step and exponential"),
+                                  cl::init(1.0f), cl::cat(category));
+static cl::opt<int64_t> warmupSteps("warmup-steps",
+                                    cl::desc("raise the rate linearly over the first N updates"),
+                                    cl::init(0), cl::cat(category));
 static cl::opt<float> lr("lr", cl::desc("learning rate"), cl::init(0.01f), cl::cat(category));
 static cl::opt<float> momentum("momentum", cl::desc("momentum factor"), cl::init(0.9f),
                                cl::cat(category));
@@ -99,6 +126,10 @@ int main(int argc, char **argv) {
   spec.model = model, spec.in = in, spec.out = out, spec.act = act, spec.loss = loss;
   spec.optimizer = optimizer, spec.lr = lr, spec.momentum = momentum;
   spec.beta1 = beta1, spec.beta2 = beta2, spec.epsilon = epsilon;
+  spec.norm = norm, spec.dropout = dropout, spec.weightDecay = weightDecay;
+  spec.weightDecayGiven = weightDecay.getNumOccurrences() > 0;
+  spec.clipGlobalNorm = clipGlobalNorm;
+  spec.schedule = {lrSchedule, warmupSteps, lrDecaySteps, lrDecayRate};
   spec.batchSize = batchSize, spec.epochs = epochs, spec.seed = seed, spec.shuffle = shuffleRows;
   spec.format = dataFormat, spec.data = oar::splitFileList(data),
   spec.testData = oar::splitFileList(testData);

@@ -1,6 +1,8 @@
 // The training loop, evaluation and checkpoints.
 #include "train/training_loop.h"
 
+#include "ops/test_mode.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -198,6 +200,13 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
     for (auto &[name, t] : saved)
       scope.get(name) = std::move(t);
   });
+  // batch_norm and dropout evaluate as they serve (running statistics, no dropping).
+  std::optional<proto::Program> testProgram;
+  if (ops::hasTrainingBehaviour(main)) {
+    testProgram = main;
+    ops::setTestMode(*testProgram);
+  }
+  const proto::Program &program = testProgram ? *testProgram : main;
   std::vector<Tensor> batch;
   int64_t epoch;
   auto forwardOnly = [](const proto::Op &op) { return op.role() == proto::FORWARD; };
@@ -208,7 +217,7 @@ llvm::Expected<EvalResult> evaluate(Executor &exec, const proto::Program &main, 
     if (!*more)
       break;
     feedBatch(scope, rows, batch);
-    if (llvm::Error err = exec.run(main, scope, 0, forwardOnly))
+    if (llvm::Error err = exec.run(program, scope, 0, forwardOnly))
       return addContext(std::move(err), "evaluation");
     if (afterBatch)
       afterBatch(scope);

@@ -45,6 +45,12 @@ llvm::Error denseGradients(const proto::Block &block, std::vector<std::string> &
     if (seen.insert(grad).second)
       grads.push_back(grad);
   }
+  // Clipping by global norm sees the averaged gradient, as one machine with the whole batch does.
+  for (int i = 0; i < firstOptimizer; ++i)
+    if (block.ops(i).type() == "clip_by_global_norm") {
+      firstOptimizer = i;
+      break;
+    }
   if (grads.empty() && noneIsError)
     return makeError("the program has no optimizer ops, so there is nothing to distribute; build "
                      "it with an optimizer's minimize()");

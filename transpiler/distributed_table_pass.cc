@@ -129,6 +129,11 @@ llvm::Expected<std::vector<TablePlan>> distributeTables(proto::Program &main,
       TablePlan &t = tables[gradOf];
       if (llvm::Error err = ops::checkSparseOptimizer(op.type()))
         return makeError("{0}: {1}", t.table, llvm::toString(std::move(err)));
+      if (!opInputs(op, "Step").empty())
+        return makeError("op #{0} ({1}) updates distributed table {2} on a learning-rate schedule "
+                         "or warm-up; a pserver's table keeps a constant rate (schedule the "
+                         "dense params only, or make the table local)",
+                         i, op.type(), t.table);
       auto gradAndRate = firstInputs(op, i, {"Grad", "LearningRate"});
       if (!gradAndRate)
         return gradAndRate.takeError();

@@ -73,6 +73,7 @@ const OptimizerSlots kOptimizers[] = {
     {"sgd", {}, {}, {"LearningRate"}},
     {"momentum", {"Velocity"}, {}, {"LearningRate"}},
     {"adam", {"Moment1", "Moment2"}, {"Beta1Pow", "Beta2Pow"}, {"LearningRate"}},
+    {"adamw", {"Moment1", "Moment2"}, {"Beta1Pow", "Beta2Pow"}, {"LearningRate"}},
     {"adagrad", {"Moment"}, {}, {"LearningRate"}},
 };
 
@@ -81,7 +82,7 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
       llvm::find_if(kOptimizers, [&](const OptimizerSlots &o) { return op.type() == o.type; });
   if (known == std::end(kOptimizers))
     return makeError("op #{0} ({1}) updates a parameter but the transpiler does not know this "
-                     "optimizer (known: sgd, momentum, adam, adagrad)",
+                     "optimizer (known: sgd, momentum, adam, adamw, adagrad)",
                      index, op.type());
   OptimizerInfo info;
   info.opIndex = index;
@@ -99,6 +100,10 @@ llvm::Expected<OptimizerInfo> readOptimizer(const proto::Op &op, size_t index) {
     return err;
   if (llvm::Error err = collect(known->perParam, info.perParam))
     return err;
+  // A schedule's update counter: each block of the param counts its own updates.
+  if (!opInputs(op, "Step").empty())
+    if (llvm::Error err = collect({"Step"}, info.perParam))
+      return err;
   if (llvm::Error err = collect(known->shared, info.shared))
     return err;
   return info;

@@ -149,6 +149,8 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
               {"epsilon", AttrValue(schemaAttr(opt, "epsilon", tableDefault("epsilon")))},
               {"beta1", AttrValue(schemaAttr(opt, "beta1", tableDefault("beta1")))},
               {"beta2", AttrValue(schemaAttr(opt, "beta2", tableDefault("beta2")))},
+              {"weight_decay",
+               AttrValue(schemaAttr(opt, "weight_decay", tableDefault("weight_decay")))},
               {"init", init.kind},
               {"init_a", init.a},
               {"init_b", init.b},

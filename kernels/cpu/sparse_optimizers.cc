@@ -1,6 +1,8 @@
 // CPU updates of only the rows a gradient touches. The arithmetic per element is that of the
-// dense kernels in optimizers.cc, so a row updated here gets the same bits as there.
+// dense kernels in optimizers.cc, so a row updated here gets the same bits as there; weight
+// decay, too, reaches only the rows touched.
 #include "kernels/cpu/sparse_optimizers.h"
+#include "kernels/cpu/update_rate.h"
 #include "kernels/kernel_shapes.h"
 
 #include <cmath>
@@ -67,14 +69,14 @@ template <typename T> static llvm::Error sgdRows(KernelContext &ctx) {
   TouchedRows<T> g;
   if (llvm::Error err = touchedRows(ctx, g))
     return err;
-  T lr = ctx.input("LearningRate").data<T>()[0];
+  T lr = updateRate<T>(ctx), wd = coupledDecay<T>(ctx);
   T *p = updated<T>(ctx, "Param", "ParamOut");
   for (int64_t k = 0; k < g.count; ++k) {
     prefetchRows(g, k, p);
     T *row = p + g.id(k) * g.width;
     const T *gr = g.values + k * g.width;
     for (int64_t j = 0; j < g.width; ++j)
-      row[j] = row[j] - lr * gr[j];
+      row[j] = row[j] - lr * (gr[j] + wd * row[j]);
   }
   return llvm::Error::success();
 }
@@ -83,16 +85,17 @@ template <typename T> static llvm::Error adagradRows(KernelContext &ctx) {
   TouchedRows<T> g;
   if (llvm::Error err = touchedRows(ctx, g))
     return err;
-  T lr = ctx.input("LearningRate").data<T>()[0], eps = ctx.attrs().getFloat("epsilon");
+  T lr = updateRate<T>(ctx), eps = ctx.attrs().getFloat("epsilon"), wd = coupledDecay<T>(ctx);
   T *p = updated<T>(ctx, "Param", "ParamOut"), *m = updated<T>(ctx, "Moment", "MomentOut");
   for (int64_t k = 0; k < g.count; ++k) {
     prefetchRows(g, k, p, m);
     int64_t base = g.id(k) * g.width;
     const T *gr = g.values + k * g.width;
     for (int64_t j = 0; j < g.width; ++j) {
-      T nm = m[base + j] + gr[j] * gr[j];
+      T gi = gr[j] + wd * p[base + j];
+      T nm = m[base + j] + gi * gi;
       m[base + j] = nm;
-      p[base + j] = p[base + j] - lr * gr[j] / (std::sqrt(nm) + eps);
+      p[base + j] = p[base + j] - lr * gi / (std::sqrt(nm) + eps);
     }
   }
   return llvm::Error::success();
@@ -102,20 +105,22 @@ template <typename T> static llvm::Error rowWiseAdagradOf(KernelContext &ctx) {
   TouchedRows<T> g;
   if (llvm::Error err = touchedRows(ctx, g))
     return err;
-  T lr = ctx.input("LearningRate").data<T>()[0], eps = ctx.attrs().getFloat("epsilon");
+  T lr = updateRate<T>(ctx), eps = ctx.attrs().getFloat("epsilon"), wd = coupledDecay<T>(ctx);
   T *p = updated<T>(ctx, "Param", "ParamOut"), *m = updated<T>(ctx, "Moment", "MomentOut");
   for (int64_t k = 0; k < g.count; ++k) {
     int64_t r = g.id(k);
     const T *gr = g.values + k * g.width;
+    T *row = p + r * g.width;
     T squares = 0;
-    for (int64_t j = 0; j < g.width; ++j)
-      squares += gr[j] * gr[j];
+    for (int64_t j = 0; j < g.width; ++j) {
+      T gi = gr[j] + wd * row[j];
+      squares += gi * gi;
+    }
     T nm = m[r] + (g.width ? squares / T(g.width) : T(0));
     m[r] = nm;
     T denom = std::sqrt(nm) + eps;
-    T *row = p + r * g.width;
     for (int64_t j = 0; j < g.width; ++j)
-      row[j] = row[j] - lr * gr[j] / denom;
+      row[j] = row[j] - lr * (gr[j] + wd * row[j]) / denom;
   }
   return llvm::Error::success();
 }
@@ -124,7 +129,8 @@ template <typename T> static llvm::Error lazyAdamOf(KernelContext &ctx) {
   TouchedRows<T> g;
   if (llvm::Error err = touchedRows(ctx, g))
     return err;
-  T lr = ctx.input("LearningRate").data<T>()[0];
+  T lr = updateRate<T>(ctx), wd = coupledDecay<T>(ctx);
+  T decoupled = ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0);
   T b1 = ctx.attrs().getFloat("beta1"), b2 = ctx.attrs().getFloat("beta2"),
     eps = ctx.attrs().getFloat("epsilon");
   T *p = updated<T>(ctx, "Param", "ParamOut");
@@ -139,11 +145,15 @@ template <typename T> static llvm::Error lazyAdamOf(KernelContext &ctx) {
     T lrT = lr * std::sqrt(T(1) - b2p[r]) / (T(1) - b1p[r]);
     T epsT = eps * std::sqrt(T(1) - b2p[r]);
     for (int64_t j = 0; j < g.width; ++j) {
-      T nm1 = b1 * m1[base + j] + (T(1) - b1) * gr[j];
-      T nm2 = b2 * m2[base + j] + (T(1) - b2) * gr[j] * gr[j];
+      T pj = p[base + j];
+      T gi = gr[j] + wd * pj;
+      if (decoupled != T(0))
+        pj = pj * (T(1) - lr * decoupled);
+      T nm1 = b1 * m1[base + j] + (T(1) - b1) * gi;
+      T nm2 = b2 * m2[base + j] + (T(1) - b2) * gi * gi;
       m1[base + j] = nm1;
       m2[base + j] = nm2;
-      p[base + j] = p[base + j] - lrT * nm1 / (std::sqrt(nm2) + epsT);
+      p[base + j] = pj - lrT * nm1 / (std::sqrt(nm2) + epsT);
     }
     b1p[r] *= b1;
     b2p[r] *= b2;

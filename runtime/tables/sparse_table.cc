@@ -162,20 +162,23 @@ void SparseTable::pull(llvm::ArrayRef<uint64_t> keys, float *out) const {
 void SparseTable::update(float *p, const float *g, float lr, float scale) const {
   int64_t w = config_.width;
   float *state = p + w;
+  const float wd = config_.weightDecay;
   if (config_.optimizer == "sgd") {
     for (int64_t j = 0; j < w; ++j)
-      p[j] = p[j] - lr * (g[j] * scale);
+      p[j] = p[j] - lr * (g[j] * scale + wd * p[j]);
   } else if (config_.optimizer == "adagrad" && config_.rowWise) {
     float squares = 0;
-    for (int64_t j = 0; j < w; ++j)
-      squares += (g[j] * scale) * (g[j] * scale);
+    for (int64_t j = 0; j < w; ++j) {
+      float gj = g[j] * scale + wd * p[j];
+      squares += gj * gj;
+    }
     state[0] = state[0] + squares / static_cast<float>(w);
     float denom = std::sqrt(state[0]) + config_.epsilon;
     for (int64_t j = 0; j < w; ++j)
-      p[j] = p[j] - lr * (g[j] * scale) / denom;
+      p[j] = p[j] - lr * (g[j] * scale + wd * p[j]) / denom;
   } else if (config_.optimizer == "adagrad") {
     for (int64_t j = 0; j < w; ++j) {
-      float gj = g[j] * scale;
+      float gj = g[j] * scale + wd * p[j];
       state[j] = state[j] + gj * gj;
       p[j] = p[j] - lr * gj / (std::sqrt(state[j]) + config_.epsilon);
     }
@@ -185,7 +188,7 @@ void SparseTable::update(float *p, const float *g, float lr, float scale) const 
     float lrT = lr * std::sqrt(1.0f - b2p) / (1.0f - b1p);
     float epsT = eps * std::sqrt(1.0f - b2p);
     for (int64_t j = 0; j < w; ++j) {
-      float gj = g[j] * scale;
+      float gj = g[j] * scale + wd * p[j];
       m1[j] = b1 * m1[j] + (1.0f - b1) * gj;
       m2[j] = b2 * m2[j] + (1.0f - b2) * gj * gj;
       p[j] = p[j] - lrT * m1[j] / (std::sqrt(m2[j]) + epsT);

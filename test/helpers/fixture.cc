@@ -53,6 +53,24 @@ Fixture loadFixture(const std::string &name) {
     s.beta2 = static_cast<float>(*b);
   if (auto e = opt.getNumber("epsilon"))
     s.epsilon = static_cast<float>(*e);
+  // The training toolkit's keys (test/fixtures/README.md), passed on as oar-model's flags are.
+  if (auto norm = o.getString("norm"))
+    s.norm = norm->str();
+  if (auto wd = o.getNumber("weight_decay")) {
+    s.weightDecay = static_cast<float>(*wd);
+    s.weightDecayGiven = true;
+  }
+  if (auto clip = o.getNumber("clip_global_norm"))
+    s.clipGlobalNorm = static_cast<float>(*clip);
+  if (const llvm::json::Object *l = o.getObject("lr_schedule")) {
+    s.schedule.type = l->getString("type")->str();
+    if (auto n = l->getInteger("decay_steps"))
+      s.schedule.decaySteps = *n;
+    if (auto r = l->getNumber("decay_rate"))
+      s.schedule.decayRate = static_cast<float>(*r);
+    if (auto w = l->getInteger("warmup_steps"))
+      s.schedule.warmupSteps = *w;
+  }
   s.batchSize = *o.getInteger("batch_size");
   s.epochs = *o.getInteger("epochs");
   s.format = "npy";
