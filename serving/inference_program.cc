@@ -1,10 +1,9 @@
 // Pruning a training program to its predictions.
 #include "serving/inference_program.h"
 
-#include "ops/test_mode.h"
-
 #include "checkpoint/row_init.h"
 #include "ir/names.h"
+#include "ops/test_mode.h"
 #include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"

@@ -34,6 +34,8 @@
 #include "tools/common/progress.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
+#include "train/best_model.h"
+#include "train/learning_rate.h"
 #include "train/training_loop.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -62,6 +64,20 @@ static cl::opt<std::string>
     evalEvery("eval-every",
               cl::desc("evaluate the test feed every N steps, or every `epoch` (trainer 0)"),
               cl::cat(category));
+// The training toolkit's run-time flags (docs/training.md).
+static cl::opt<float> learningRate("lr",
+                                   cl::desc("every optimizer's base learning rate (the schedule "
+                                            "starts from it), over the program's"),
+                                   cl::cat(category));
+static cl::opt<std::string>
+    keepBest("keep-best",
+             cl::desc("auc | loss | accuracy: after each --eval-every evaluation, save the best "
+                      "one's params to SAVE/best (one machine, or trainer 0 of a collective job)"),
+             cl::cat(category));
+static cl::opt<int64_t> earlyStop("early-stop",
+                                  cl::desc("stop after N --eval-every evaluations without "
+                                           "improving --keep-best's metric (loss if none)"),
+                                  cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     testScores("test-scores",
                cl::desc("write the predictions of the final test evaluation, a line per test row "
@@ -295,6 +311,30 @@ static void setEvalEvery(oar::TrainOptions &opts) {
         oar::makeError("--eval-every \"{0}\" must be a positive step count or epoch", evalEvery));
 }
 
+/// The --keep-best and --early-stop setup of a trainer holding the whole model (one machine, or
+/// a collective trainer: `saves` on trainer 0 only); nullopt without those flags.
+static std::optional<oar::BestModel> bestModelFromFlags(const oar::proto::Program &main,
+                                                        bool saves) {
+  if (keepBest.empty() && earlyStop == 0)
+    return std::nullopt;
+  if (evalEvery.empty())
+    exitOnErr(oar::makeError("--keep-best and --early-stop act on evaluations: give --eval-every "
+                             "(epoch or N steps) and a test feed"));
+  oar::BestModelOptions o;
+  o.metric = keepBest, o.patience = earlyStop;
+  if (!keepBest.empty()) {
+    if (saveDir.empty())
+      exitOnErr(oar::makeError("--keep-best saves the best evaluation next to --save's model "
+                               "(in SAVE/best): give --save DIR"));
+    o.saveDir = saveDir + "/best";
+    if (saves)
+      o.save = [&main, dir = o.saveDir](const oar::Scope &s) {
+        return oar::saveSingleMachine(main, s, dir);
+      };
+  }
+  return exitOnErr(oar::BestModel::create(main, o));
+}
+
 /// What every training node shows: progress, the metrics file, evaluations and a summary.
 class StepOutput {
 public:
@@ -474,6 +514,7 @@ static int runSingle() {
     exitOnErr(oar::checkStateComplete(loaded, ckpt, training));
     outs() << loaded.summary(ckpt, training) << "\n";
   }
+  std::optional<oar::BestModel> best = bestModelFromFlags(mainProg, /*saves=*/true);
   if (!predictOut.empty())
     return predictSingle(mainProg, startupProg, scope);
   if (evalOnly) {
@@ -488,6 +529,8 @@ static int runSingle() {
   opts.onStep = output.callback();
   opts.onEval = output.evalCallback();
   setEvalEvery(opts);
+  if (best)
+    opts.afterEval = best->callback(mainProg);
   std::optional<oar::TrainingCheckpoints> checkpoints;
   if (!checkpointDir.empty()) {
     checkpoints.emplace(checkpointDir, mainProg, startupProg, checkpointEvery, checkpointKeep);
@@ -496,10 +539,14 @@ static int runSingle() {
       return checkpoints->afterStep(r, s);
     };
   }
+  if (learningRate.getNumOccurrences()) // over the program's and any loaded checkpoint's
+    exitOnErr(oar::setLearningRate(mainProg, scope, learningRate));
   auto reports = exitOnErr(oar::trainLoop(exec, mainProg, scope, opts));
   if (checkpoints)
     exitOnErr(checkpoints->finish(reports, scope));
   output.summary("");
+  if (best && !best->summary().empty())
+    outs() << best->summary() << "\n";
   if (mainProg.has_test_feed() && mainProg.test_feed().columns_size() > 0)
     printEval(evaluateWithScores(exec, mainProg, scope));
   if (!saveDir.empty()) {
@@ -590,6 +637,8 @@ static int runNode(oar::runtime::NodeOptions &opts) {
       tableFull == "evict" ? oar::runtime::TableFull::Evict : oar::runtime::TableFull::Refuse;
   opts.log = logLine;
   opts.elastic = elastic;
+  if (learningRate.getNumOccurrences())
+    opts.learningRate = learningRate;
   if (elastic && opts.config.hybrid)
     exitOnErr(oar::makeError("--elastic is for async PS jobs; a hybrid job's trainers all-reduce "
                              "among a fixed group"));
@@ -629,10 +678,23 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   opts.onStep = output.callback();
   setEvalEvery(opts.train);
   opts.train.onEval = output.evalCallback();
+  // Only a collective trainer holds the whole model: every trainer evaluates when stopping
+  // early (the same bits, so the same decision), trainer 0 keeps the best.
+  bool collective = progs.main.dist().mode() == oar::modeName(oar::Mode::Collective);
+  if ((!keepBest.empty() || earlyStop > 0) && !collective)
+    exitOnErr(oar::makeError("--keep-best and --early-stop need the whole model on a trainer: "
+                             "one machine or --mode collective (this {0} job's params are on "
+                             "its pservers)",
+                             progs.main.dist().mode()));
+  std::optional<oar::BestModel> best = bestModelFromFlags(progs.main, c.trainerId == 0);
+  if (best && (c.trainerId == 0 || earlyStop > 0))
+    opts.train.afterEval = best->callback(progs.main);
   std::optional<oar::EvalResult> eval;
   if (Error err = oar::runtime::runTrainer(progs, opts, eval))
     return fail(std::move(err), 1);
   output.summary(formatv("trainer {0}: ", c.trainerId).str());
+  if (best && c.trainerId == 0 && !best->summary().empty())
+    outs() << best->summary() << "\n";
   if (eval)
     printEval(*eval);
   if (!saveDir.empty() && c.trainerId == 0)

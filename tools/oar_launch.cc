@@ -74,6 +74,16 @@ static cl::opt<std::string> batchSize("batch-size", cl::desc("rows per step, per
 static cl::opt<std::string>
     metrics("metrics", cl::desc("each trainer writes FILE with .traineri before the extension"),
             cl::cat(dataCategory));
+static cl::opt<std::string> learningRate("lr", cl::desc("every node's base learning rate"),
+                                         cl::cat(category));
+static cl::opt<std::string> keepBest("keep-best",
+                                     cl::desc("auc | loss: trainer 0 keeps the best evaluation's "
+                                              "params in SAVE/best (collective jobs)"),
+                                     cl::cat(category));
+static cl::opt<std::string> earlyStop("early-stop",
+                                      cl::desc("stop after N evaluations without improvement "
+                                               "(collective jobs)"),
+                                      cl::cat(category));
 static cl::opt<std::string> evalEvery("eval-every",
                                       cl::desc("trainer 0 evaluates every N steps or `epoch`"),
                                       cl::cat(dataCategory));
@@ -139,7 +149,8 @@ int main(int argc, char **argv) {
   if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
     opts.extraArgs.erase(opts.extraArgs.begin());
   // Passed on to every node; oar-executor checks the values.
-  for (cl::opt<std::string> *flag : {&data, &testData, &epochs, &batchSize, &metrics, &evalEvery})
+  for (cl::opt<std::string> *flag : {&data, &testData, &epochs, &batchSize, &metrics, &evalEvery,
+                                     &learningRate, &keepBest, &earlyStop})
     if (flag->getNumOccurrences())
       opts.extraArgs.push_back(("--" + flag->ArgStr + "=" + flag->getValue()).str());
   if (executor.empty()) {

@@ -66,8 +66,8 @@ static cl::opt<float> clipGlobalNorm("clip-global-norm",
 static cl::opt<std::string> lrSchedule("lr-schedule",
                                        cl::desc("constant | step | exponential | cosine"),
                                        cl::init("constant"), cl::cat(category));
-static cl::opt<int64_t> lrDecaySteps("lr-decay-steps", cl::desc("N of the schedule"),
-                                     cl::init(1), cl::cat(category));
+static cl::opt<int64_t> lrDecaySteps("lr-decay-steps", cl::desc("N of the schedule"), cl::init(1),
+                                     cl::cat(category));
 static cl::opt<float> lrDecayRate("lr-decay-rate", cl::desc("rate of step and exponential"),
                                   cl::init(1.0f), cl::cat(category));
 static cl::opt<int64_t> warmupSteps("warmup-steps",

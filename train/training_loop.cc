@@ -1,16 +1,16 @@
 // The training loop, evaluation and checkpoints.
 #include "train/training_loop.h"
 
-#include "ops/test_mode.h"
-
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "executor/finite_check.h"
 #include "executor/npy.h"
 #include "executor/save_set.h"
 #include "executor/threads.h"
+#include "ops/test_mode.h"
 #include "support/error.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
@@ -146,6 +146,13 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
         return addContext(eval.takeError(), llvm::formatv("after step {0}", r.step).str());
       if (opts.onEval)
         opts.onEval(r, *eval);
+      if (opts.afterEval) {
+        auto stop = opts.afterEval(r, *eval, scope);
+        if (!stop)
+          return addContext(stop.takeError(), llvm::formatv("after step {0}", r.step).str());
+        if (*stop)
+          break;
+      }
     }
   }
   return reports;

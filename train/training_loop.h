@@ -33,6 +33,10 @@ struct TrainOptions {
   int64_t evalEverySteps = 0;
   bool evalEveryEpoch = false;
   std::function<void(const StepReport &, const EvalResult &)> onEval;
+  /// Called after onEval with the model evaluated; true ends training after this step (early
+  /// stopping), an error ends it with the error.
+  std::function<llvm::Expected<bool>(const StepReport &, const EvalResult &, const Scope &)>
+      afterEval;
   /// A NaN or inf loss ends training with an error naming the step and the first var that
   /// went non-finite; false trains on.
   bool stopOnNonFinite = true;

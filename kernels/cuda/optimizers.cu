@@ -1,14 +1,54 @@
-// CUDA kernels of sgd, momentum, adam, adagrad with the CPU kernels' arithmetic per element.
-// All update in place. The learning rate and Adam's beta powers are tensors on the GPU, so the
-// kernels read them there. Selected-rows gradients go to sparse_optimizers.cu.
+// CUDA kernels of sgd, momentum, adam, adamw, adagrad with the CPU kernels' arithmetic per
+// element, L2 decay and schedule included. All update in place; LearningRate, Step and the beta
+// powers live on the GPU and are read there. Selected-rows gradients go to sparse_optimizers.cu.
 #include "kernels/cuda/cuda_util.h"
 #include "kernels/cuda/sparse_optimizers.h"
+#include "kernels/update_rate.h"
 
 namespace oar::cuda {
 
+namespace {
+/// LearningRate under the op's schedule at Step, rounded once to T as the CPU's updateRate()
+/// (kernels/cpu/update_rate.h) does; read on the device, where both live.
+template <typename T> struct UpdateRate {
+  const T *lr;
+  const T *step; // nullptr without the Step input: the rate is LearningRate
+  kernels::LrSchedule schedule;
+  __device__ T operator()() const {
+    if (!step)
+      return lr[0];
+    return T(double(lr[0]) * kernels::lrFactor(schedule, double(step[0])));
+  }
+};
+
+template <typename T> UpdateRate<T> updateRate(const KernelContext &ctx) {
+  return {ctx.input("LearningRate").data<T>(),
+          ctx.hasInput("Step") ? ctx.input("Step").data<T>() : nullptr,
+          kernels::scheduleOf(ctx.attrs())};
+}
+
+/// The L2 decay added to the gradient (0 for adamw, whose decay is decoupled).
+template <typename T> T coupledDecay(const KernelContext &ctx) {
+  return ctx.op().type() == "adamw" ? T(0) : T(ctx.attrs().getFloat("weight_decay"));
+}
+
+// Runs after the update's kernels on the same stream (they read Step): StepOut may be Step.
+template <typename T> __global__ void stepKernel(const T *step, T *stepOut) {
+  stepOut[0] = step[0] + T(1);
+}
+
+/// StepOut = Step + 1, when the op counts its updates; call it after the update's launches.
+template <typename T> void advanceStep(KernelContext &ctx) {
+  if (ctx.hasInput("Step") && ctx.hasOutput("StepOut"))
+    stepKernel<T>
+        <<<1, 1, 0, stream()>>>(ctx.input("Step").data<T>(), ctx.output("StepOut").data<T>());
+}
+} // namespace
+
 template <typename T>
-__global__ void sgdKernel(const T *p, const T *g, const T *lr, T *out, int64_t n) {
-  OAR_CUDA_LOOP(i, n) { out[i] = p[i] - lr[0] * g[i]; }
+__global__ void sgdKernel(const T *p, const T *g, UpdateRate<T> rate, T wd, T *out, int64_t n) {
+  const T lr = rate();
+  OAR_CUDA_LOOP(i, n) { out[i] = p[i] - lr * (g[i] + wd * p[i]); }
 }
 
 template <typename T> static llvm::Error sgd(KernelContext &ctx) {
@@ -16,20 +56,22 @@ template <typename T> static llvm::Error sgd(KernelContext &ctx) {
     return sgdRows<T>(ctx);
   const Tensor &g = ctx.input("Grad");
   OAR_CUDA_LAUNCH(sgdKernel<T>, g.numel(), ctx.input("Param").data<T>(), g.data<T>(),
-                  ctx.input("LearningRate").data<T>(), ctx.output("ParamOut").data<T>(),
+                  updateRate<T>(ctx), coupledDecay<T>(ctx), ctx.output("ParamOut").data<T>(),
                   g.numel());
+  advanceStep<T>(ctx);
   return launched("sgd");
 }
 OAR_CUDA_FLOAT_KERNELS(sgd, sgd);
 
 template <typename T>
-__global__ void momentumKernel(const T *p, const T *g, const T *v, const T *lrAt, T mu,
+__global__ void momentumKernel(const T *p, const T *g, const T *v, UpdateRate<T> rate, T mu, T wd,
                                bool nesterov, T *pOut, T *vOut, int64_t n) {
+  const T lr = rate();
   OAR_CUDA_LOOP(i, n) {
-    T lr = lrAt[0];
-    T nv = mu * v[i] + g[i];
+    T gi = g[i] + wd * p[i];
+    T nv = mu * v[i] + gi;
     vOut[i] = nv;
-    pOut[i] = p[i] - lr * (nesterov ? g[i] + mu * nv : nv);
+    pOut[i] = p[i] - lr * (nesterov ? gi + mu * nv : nv);
   }
 }
 
@@ -37,30 +79,39 @@ template <typename T> static llvm::Error momentum(KernelContext &ctx) {
   const Tensor &g = ctx.input("Grad");
   T mu = ctx.attrs().getFloat("mu");
   OAR_CUDA_LAUNCH(momentumKernel<T>, g.numel(), ctx.input("Param").data<T>(), g.data<T>(),
-                  ctx.input("Velocity").data<T>(), ctx.input("LearningRate").data<T>(), mu,
+                  ctx.input("Velocity").data<T>(), updateRate<T>(ctx), mu, coupledDecay<T>(ctx),
                   ctx.attrs().getBool("use_nesterov"), ctx.output("ParamOut").data<T>(),
                   ctx.output("VelocityOut").data<T>(), g.numel());
+  advanceStep<T>(ctx);
   return launched("momentum");
 }
 OAR_CUDA_FLOAT_KERNELS(momentum, momentum);
 
+namespace {
 template <typename T> struct AdamArgs {
-  const T *p, *g, *m1, *m2, *lr, *b1p, *b2p;
+  const T *p, *g, *m1, *m2;
+  UpdateRate<T> rate;
+  const T *b1p, *b2p;
   T *pOut, *m1Out, *m2Out;
   T b1, b2, eps;
+  T wd;        // L2 decay added to the gradient (adam)
+  T decoupled; // decay of Param itself before the step (adamw)
 };
+} // namespace
 
 template <typename T> __global__ void adamKernel(AdamArgs<T> a, int64_t n) {
   T b1p = a.b1p[0], b2p = a.b2p[0];
-  T lrT = a.lr[0] * sqrt(T(1) - b2p) / (T(1) - b1p);
+  T lr = a.rate();
+  T lrT = lr * sqrt(T(1) - b2p) / (T(1) - b1p);
   T epsT = a.eps * sqrt(T(1) - b2p);
   OAR_CUDA_LOOP(i, n) {
-    T g = a.g[i];
+    T p = a.decoupled != T(0) ? a.p[i] * (T(1) - lr * a.decoupled) : a.p[i];
+    T g = a.g[i] + a.wd * a.p[i];
     T nm1 = a.b1 * a.m1[i] + (T(1) - a.b1) * g;
     T nm2 = a.b2 * a.m2[i] + (T(1) - a.b2) * g * g;
     a.m1Out[i] = nm1;
     a.m2Out[i] = nm2;
-    a.pOut[i] = a.p[i] - lrT * nm1 / (sqrt(nm2) + epsT);
+    a.pOut[i] = p - lrT * nm1 / (sqrt(nm2) + epsT);
   }
 }
 
@@ -72,33 +123,46 @@ __global__ void betaPowKernel(const T *b1p, const T *b2p, T b1, T b2, T *b1pOut,
   b2pOut[0] = n2;
 }
 
+// adam and adamw (decoupled decay: Param shrinks by lr * weight_decay before the step).
 template <typename T> static llvm::Error adam(KernelContext &ctx) {
   if (ctx.inputIsRows("Grad"))
     return lazyAdam<T>(ctx);
   const Tensor &g = ctx.input("Grad");
-  AdamArgs<T> a{ctx.input("Param").data<T>(),      g.data<T>(),
-                ctx.input("Moment1").data<T>(),    ctx.input("Moment2").data<T>(),
-                ctx.input("LearningRate").data<T>(), ctx.input("Beta1Pow").data<T>(),
-                ctx.input("Beta2Pow").data<T>(),   ctx.output("ParamOut").data<T>(),
-                ctx.output("Moment1Out").data<T>(), ctx.output("Moment2Out").data<T>(),
-                T(ctx.attrs().getFloat("beta1")),  T(ctx.attrs().getFloat("beta2")),
-                T(ctx.attrs().getFloat("epsilon"))};
+  T decoupled = ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0);
+  AdamArgs<T> a{ctx.input("Param").data<T>(),
+                g.data<T>(),
+                ctx.input("Moment1").data<T>(),
+                ctx.input("Moment2").data<T>(),
+                updateRate<T>(ctx),
+                ctx.input("Beta1Pow").data<T>(),
+                ctx.input("Beta2Pow").data<T>(),
+                ctx.output("ParamOut").data<T>(),
+                ctx.output("Moment1Out").data<T>(),
+                ctx.output("Moment2Out").data<T>(),
+                T(ctx.attrs().getFloat("beta1")),
+                T(ctx.attrs().getFloat("beta2")),
+                T(ctx.attrs().getFloat("epsilon")),
+                coupledDecay<T>(ctx),
+                decoupled};
   OAR_CUDA_LAUNCH(adamKernel<T>, g.numel(), a, g.numel());
   betaPowKernel<T><<<1, 1, 0, stream()>>>(a.b1p, a.b2p, a.b1, a.b2,
                                           ctx.output("Beta1PowOut").data<T>(),
                                           ctx.output("Beta2PowOut").data<T>());
-  return launched("adam");
+  advanceStep<T>(ctx);
+  return launched(ctx.op().type());
 }
 OAR_CUDA_FLOAT_KERNELS(adam, adam);
+OAR_CUDA_FLOAT_KERNELS(adamw, adam);
 
 template <typename T>
-__global__ void adagradKernel(const T *p, const T *g, const T *m, const T *lrAt, T eps, T *pOut,
-                              T *mOut, int64_t n) {
+__global__ void adagradKernel(const T *p, const T *g, const T *m, UpdateRate<T> rate, T eps, T wd,
+                              T *pOut, T *mOut, int64_t n) {
+  const T lr = rate();
   OAR_CUDA_LOOP(i, n) {
-    T lr = lrAt[0];
-    T nm = m[i] + g[i] * g[i];
+    T gi = g[i] + wd * p[i];
+    T nm = m[i] + gi * gi;
     mOut[i] = nm;
-    pOut[i] = p[i] - lr * g[i] / (sqrt(nm) + eps);
+    pOut[i] = p[i] - lr * gi / (sqrt(nm) + eps);
   }
 }
 
@@ -109,9 +173,10 @@ template <typename T> static llvm::Error adagrad(KernelContext &ctx) {
     return adagradRows<T>(ctx);
   const Tensor &g = ctx.input("Grad");
   OAR_CUDA_LAUNCH(adagradKernel<T>, g.numel(), ctx.input("Param").data<T>(), g.data<T>(),
-                  ctx.input("Moment").data<T>(), ctx.input("LearningRate").data<T>(),
-                  T(ctx.attrs().getFloat("epsilon")), ctx.output("ParamOut").data<T>(),
-                  ctx.output("MomentOut").data<T>(), g.numel());
+                  ctx.input("Moment").data<T>(), updateRate<T>(ctx),
+                  T(ctx.attrs().getFloat("epsilon")), coupledDecay<T>(ctx),
+                  ctx.output("ParamOut").data<T>(), ctx.output("MomentOut").data<T>(), g.numel());
+  advanceStep<T>(ctx);
   return launched("adagrad");
 }
 OAR_CUDA_FLOAT_KERNELS(adagrad, adagrad);

@@ -1,7 +1,8 @@
-// CUDA updates of only the rows a gradient touches. The arithmetic per element is that of the
-// CPU's sparse_optimizers.cc, so a row updated here gets the same bits as there.
+// CUDA updates of only the rows a gradient touches. The arithmetic per element, decay and
+// schedule included, is that of the CPU's sparse_optimizers.cc: a row gets the same bits there.
 #include "kernels/cuda/sparse_optimizers.h"
 #include "kernels/kernel_shapes.h"
+#include "kernels/update_rate.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -39,6 +40,43 @@ template <typename T> struct TouchedRows {
     return sum;
   }
 };
+
+/// LearningRate under the op's schedule at Step, rounded once to T as the CPU's updateRate()
+/// (kernels/cpu/update_rate.h) does; read on the device, where both live.
+template <typename T> struct UpdateRate {
+  const T *lr;
+  const T *step; // nullptr without the Step input: the rate is LearningRate
+  kernels::LrSchedule schedule;
+  __device__ T operator()() const {
+    if (!step)
+      return lr[0];
+    return T(double(lr[0]) * kernels::lrFactor(schedule, double(step[0])));
+  }
+};
+
+template <typename T> UpdateRate<T> updateRate(const KernelContext &ctx) {
+  return {ctx.input("LearningRate").data<T>(),
+          ctx.hasInput("Step") ? ctx.input("Step").data<T>() : nullptr,
+          kernels::scheduleOf(ctx.attrs())};
+}
+
+/// The L2 decay added to the gradient (0 for adamw, whose decay is decoupled).
+template <typename T> T coupledDecay(const KernelContext &ctx) {
+  return ctx.op().type() == "adamw" ? T(0) : T(ctx.attrs().getFloat("weight_decay"));
+}
+
+// Runs after the update's kernels on the same stream (they read Step): StepOut may be Step.
+template <typename T> __global__ void stepKernel(const T *step, T *stepOut) {
+  stepOut[0] = step[0] + T(1);
+}
+
+/// StepOut = Step + 1, when the op counts its updates (as on the CPU, also when no row is
+/// touched); call it after the update's launches.
+template <typename T> void advanceStep(KernelContext &ctx) {
+  if (ctx.hasInput("Step") && ctx.hasOutput("StepOut"))
+    stepKernel<T>
+        <<<1, 1, 0, stream()>>>(ctx.input("Step").data<T>(), ctx.output("StepOut").data<T>());
+}
 } // namespace
 
 using kernels::rowWidth;
@@ -108,15 +146,16 @@ static llvm::Error keepUntouched(KernelContext &ctx,
   return llvm::Error::success();
 }
 
-// The kernels run one thread per (touched row k, column j) unless noted; lr is read on the
-// device (LearningRate lives there).
+// The kernels run one thread per (touched row k, column j) unless noted; the rate is read on
+// the device (LearningRate and Step live there). wd is the L2 decay: a row's gradient is
+// g + wd * p, p as it was before this update.
 
 template <typename T>
-__global__ void sgdKernel(TouchedRows<T> g, const T *lrp, T *p, int64_t total) {
-  const T lr = *lrp;
+__global__ void sgdKernel(TouchedRows<T> g, UpdateRate<T> rate, T wd, T *p, int64_t total) {
+  const T lr = rate();
   OAR_CUDA_LOOP(e, total) {
     const int64_t k = e / g.width, j = e % g.width, at = g.id(k) * g.width + j;
-    p[at] = p[at] - mulRn(lr, g.grad(k, j));
+    p[at] = p[at] - mulRn(lr, g.grad(k, j) + mulRn(wd, p[at]));
   }
 }
 
@@ -128,17 +167,19 @@ template <typename T> llvm::Error sgdRows(KernelContext &ctx) {
     return err;
   T *p = ctx.output("ParamOut").data<T>();
   if (g.count * g.width > 0)
-    OAR_CUDA_LAUNCH(sgdKernel<T>, g.count * g.width, g, ctx.input("LearningRate").data<T>(), p,
+    OAR_CUDA_LAUNCH(sgdKernel<T>, g.count * g.width, g, updateRate<T>(ctx), coupledDecay<T>(ctx), p,
                     g.count * g.width);
+  advanceStep<T>(ctx);
   return launched("sgd");
 }
 
 template <typename T>
-__global__ void adagradKernel(TouchedRows<T> g, const T *lrp, T eps, T *p, T *m, int64_t total) {
-  const T lr = *lrp;
+__global__ void adagradKernel(TouchedRows<T> g, UpdateRate<T> rate, T eps, T wd, T *p, T *m,
+                              int64_t total) {
+  const T lr = rate();
   OAR_CUDA_LOOP(e, total) {
     const int64_t k = e / g.width, j = e % g.width, at = g.id(k) * g.width + j;
-    const T gr = g.grad(k, j);
+    const T gr = g.grad(k, j) + mulRn(wd, p[at]);
     T nm = m[at] + mulRn(gr, gr);
     m[at] = nm;
     p[at] = p[at] - mulRn(lr, gr) / (sqrt(nm) + eps);
@@ -154,33 +195,35 @@ template <typename T> llvm::Error adagradRows(KernelContext &ctx) {
     return err;
   T *p = ctx.output("ParamOut").data<T>(), *m = ctx.output("MomentOut").data<T>();
   if (g.count * g.width > 0)
-    OAR_CUDA_LAUNCH(adagradKernel<T>, g.count * g.width, g, ctx.input("LearningRate").data<T>(),
-                    eps, p, m, g.count * g.width);
+    OAR_CUDA_LAUNCH(adagradKernel<T>, g.count * g.width, g, updateRate<T>(ctx), eps,
+                    coupledDecay<T>(ctx), p, m, g.count * g.width);
+  advanceStep<T>(ctx);
   return launched("adagrad");
 }
 
 /// One thread per touched row: s[r] += mean(g[r]^2), the squares added in column order.
-template <typename T> __global__ void rowWiseMomentKernel(TouchedRows<T> g, T *m) {
+template <typename T>
+__global__ void rowWiseMomentKernel(TouchedRows<T> g, T wd, const T *p, T *m) {
   OAR_CUDA_LOOP(k, g.count) {
+    const int64_t r = g.id(k);
     T squares = 0;
     for (int64_t j = 0; j < g.width; ++j) {
-      const T gr = g.grad(k, j);
+      const T gr = g.grad(k, j) + mulRn(wd, p[r * g.width + j]);
       squares += mulRn(gr, gr);
     }
-    const int64_t r = g.id(k);
     m[r] = m[r] + (g.width ? squares / T(g.width) : T(0));
   }
 }
 
-/// After rowWiseMomentKernel: p[r] -= lr * g[r] / (sqrt(s[r]) + eps).
+/// After rowWiseMomentKernel (which reads p as it was): p[r] -= lr * g[r] / (sqrt(s[r]) + eps).
 template <typename T>
-__global__ void rowWiseParamKernel(TouchedRows<T> g, const T *lrp, T eps, const T *m, T *p,
-                                   int64_t total) {
-  const T lr = *lrp;
+__global__ void rowWiseParamKernel(TouchedRows<T> g, UpdateRate<T> rate, T eps, T wd, const T *m,
+                                   T *p, int64_t total) {
+  const T lr = rate();
   OAR_CUDA_LOOP(e, total) {
-    const int64_t k = e / g.width, j = e % g.width, r = g.id(k);
+    const int64_t k = e / g.width, j = e % g.width, r = g.id(k), at = r * g.width + j;
     const T denom = sqrt(m[r]) + eps;
-    p[r * g.width + j] = p[r * g.width + j] - mulRn(lr, g.grad(k, j)) / denom;
+    p[at] = p[at] - mulRn(lr, g.grad(k, j) + mulRn(wd, p[at])) / denom;
   }
 }
 
@@ -191,31 +234,44 @@ template <typename T> llvm::Error rowWiseAdagrad(KernelContext &ctx) {
   T eps = ctx.attrs().getFloat("epsilon");
   if (llvm::Error err = keepUntouched(ctx, {{"Param", "ParamOut"}, {"Moment", "MomentOut"}}))
     return err;
+  T wd = coupledDecay<T>(ctx);
   T *p = ctx.output("ParamOut").data<T>(), *m = ctx.output("MomentOut").data<T>();
-  if (g.count == 0)
-    return launched("adagrad");
-  OAR_CUDA_LAUNCH(rowWiseMomentKernel<T>, g.count, g, m);
-  if (g.width > 0)
-    OAR_CUDA_LAUNCH(rowWiseParamKernel<T>, g.count * g.width, g,
-                    ctx.input("LearningRate").data<T>(), eps, m, p, g.count * g.width);
+  if (g.count > 0) {
+    OAR_CUDA_LAUNCH(rowWiseMomentKernel<T>, g.count, g, wd, p, m);
+    if (g.width > 0)
+      OAR_CUDA_LAUNCH(rowWiseParamKernel<T>, g.count * g.width, g, updateRate<T>(ctx), eps, wd, m,
+                      p, g.count * g.width);
+  }
+  advanceStep<T>(ctx);
   return launched("adagrad");
 }
 
-/// Each row's own step: beta^t with t the number of updates that touched it.
+/// Each row's own step: beta^t with t the number of updates that touched it. decoupled is
+/// adamw's decay: p shrinks by lr * decoupled before the step (0 for adam).
+namespace {
+template <typename T> struct LazyAdamArgs {
+  UpdateRate<T> rate;
+  T b1, b2, eps, wd, decoupled;
+};
+} // namespace
+
 template <typename T>
-__global__ void lazyAdamKernel(TouchedRows<T> g, const T *lrp, T b1, T b2, T eps, T *p, T *m1,
-                               T *m2, const T *b1p, const T *b2p, int64_t total) {
-  const T lr = *lrp;
+__global__ void lazyAdamKernel(TouchedRows<T> g, LazyAdamArgs<T> a, T *p, T *m1, T *m2,
+                               const T *b1p, const T *b2p, int64_t total) {
+  const T lr = a.rate();
   OAR_CUDA_LOOP(e, total) {
     const int64_t k = e / g.width, j = e % g.width, r = g.id(k), at = r * g.width + j;
     const T lrT = mulRn(lr, sqrt(T(1) - b2p[r])) / (T(1) - b1p[r]);
-    const T epsT = mulRn(eps, sqrt(T(1) - b2p[r]));
-    const T gr = g.grad(k, j);
-    T nm1 = mulRn(b1, m1[at]) + mulRn(T(1) - b1, gr);
-    T nm2 = mulRn(b2, m2[at]) + mulRn(mulRn(T(1) - b2, gr), gr);
+    const T epsT = mulRn(a.eps, sqrt(T(1) - b2p[r]));
+    T pj = p[at];
+    const T gr = g.grad(k, j) + mulRn(a.wd, pj);
+    if (a.decoupled != T(0))
+      pj = mulRn(pj, T(1) - mulRn(lr, a.decoupled));
+    T nm1 = mulRn(a.b1, m1[at]) + mulRn(T(1) - a.b1, gr);
+    T nm2 = mulRn(a.b2, m2[at]) + mulRn(mulRn(T(1) - a.b2, gr), gr);
     m1[at] = nm1;
     m2[at] = nm2;
-    p[at] = p[at] - mulRn(lrT, nm1) / (sqrt(nm2) + epsT);
+    p[at] = pj - mulRn(lrT, nm1) / (sqrt(nm2) + epsT);
   }
 }
 
@@ -233,8 +289,12 @@ template <typename T> llvm::Error lazyAdam(KernelContext &ctx) {
   TouchedRows<T> g;
   if (llvm::Error err = touchedRows(ctx, g))
     return err;
-  T b1 = ctx.attrs().getFloat("beta1"), b2 = ctx.attrs().getFloat("beta2"),
-    eps = ctx.attrs().getFloat("epsilon");
+  LazyAdamArgs<T> a{updateRate<T>(ctx),
+                    T(ctx.attrs().getFloat("beta1")),
+                    T(ctx.attrs().getFloat("beta2")),
+                    T(ctx.attrs().getFloat("epsilon")),
+                    coupledDecay<T>(ctx),
+                    ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0)};
   if (llvm::Error err = keepUntouched(ctx, {{"Param", "ParamOut"},
                                             {"Moment1", "Moment1Out"},
                                             {"Moment2", "Moment2Out"},
@@ -244,13 +304,14 @@ template <typename T> llvm::Error lazyAdam(KernelContext &ctx) {
   T *p = ctx.output("ParamOut").data<T>();
   T *m1 = ctx.output("Moment1Out").data<T>(), *m2 = ctx.output("Moment2Out").data<T>();
   T *b1p = ctx.output("Beta1PowOut").data<T>(), *b2p = ctx.output("Beta2PowOut").data<T>();
-  if (g.count == 0)
-    return launched("adam");
-  if (g.width > 0)
-    OAR_CUDA_LAUNCH(lazyAdamKernel<T>, g.count * g.width, g, ctx.input("LearningRate").data<T>(),
-                    b1, b2, eps, p, m1, m2, b1p, b2p, g.count * g.width);
-  OAR_CUDA_LAUNCH(advancePowersKernel<T>, g.count, g, b1, b2, b1p, b2p);
-  return launched("adam");
+  if (g.count > 0) {
+    if (g.width > 0)
+      OAR_CUDA_LAUNCH(lazyAdamKernel<T>, g.count * g.width, g, a, p, m1, m2, b1p, b2p,
+                      g.count * g.width);
+    OAR_CUDA_LAUNCH(advancePowersKernel<T>, g.count, g, a.b1, a.b2, b1p, b2p);
+  }
+  advanceStep<T>(ctx);
+  return launched(ctx.op().type());
 }
 
 template llvm::Error sgdRows<float>(KernelContext &);

@@ -9,6 +9,7 @@
 #include "runtime/node/trainer_group.h"
 #include "support/error.h"
 #include "support/signals.h"
+#include "train/learning_rate.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
@@ -51,8 +52,13 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
   }
   if (llvm::Error err = broadcastState(**group, progs.main, scope))
     return err;
+  if (opts.learningRate)
+    if (llvm::Error err = setLearningRate(progs.main, scope, *opts.learningRate))
+      return err;
   TrainOptions train = opts.train;
-  if (id != 0) // trainer 0 scores the model
+  // Trainer 0 scores the model; with early stopping every trainer does (their params are the
+  // same bits, so all stop at the same step without a word).
+  if (id != 0 && !train.afterEval)
     train.evalEverySteps = 0, train.evalEveryEpoch = false;
   train.trainerId = id; // the data shard
   train.trainers = ranks;

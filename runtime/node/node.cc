@@ -1,5 +1,6 @@
 // Trainer and pserver nodes.
 #include "runtime/node/node.h"
+#include "train/learning_rate.h"
 
 #include <map>
 
@@ -181,6 +182,9 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
       llvm::consumeError(comm.complete(why)); // the pservers stop waiting, and hear why
       return makeError("{0}", why);
     }
+  if (opts.learningRate) // a hybrid trainer's dense optimizers (a PS trainer has none)
+    if (llvm::Error err = setLearningRate(progs.main, scope, *opts.learningRate))
+      return err;
   TrainOptions train = opts.train;
   if (id != 0) // trainer 0 scores the model, as it does at the end
     train.evalEverySteps = 0, train.evalEveryEpoch = false;
@@ -373,6 +377,7 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
   if (!opts.saveDir.empty())
     env.pserver.tableSaveDir = inDir(opts.saveDir, "tables");
   env.pserver.training = !opts.evalOnly;
+  env.pserver.learningRate = opts.learningRate;
   Executor exec;
   exec.setEnv(&env);
   Scope scope;

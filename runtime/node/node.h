@@ -17,6 +17,8 @@ namespace oar::runtime {
 class HeldPort; // runtime/transport/held_port.h
 
 struct NodeOptions {
+  /// --lr: every optimizer's base learning rate, set after the state is loaded.
+  std::optional<float> learningRate;
   ClusterSpec cluster;
   DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;

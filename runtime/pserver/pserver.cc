@@ -1,5 +1,6 @@
 // The pserver loop.
 #include "runtime/pserver/pserver.h"
+#include "train/learning_rate.h"
 
 #include <cmath>
 #include <cstring>
@@ -174,6 +175,9 @@ struct PserverLoop::Impl {
     std::optional<int64_t> resumeStep;
     if (llvm::Error err = loadState().moveInto(resumeStep))
       return err;
+    if (opts.learningRate)
+      if (llvm::Error err = setLearningRate(program, scope, *opts.learningRate))
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(std::move(err)));
     if (mode != Mode::Sync)
       versions.init(program, paramBlocks, scope);
     assignBlocksToThreads();

@@ -16,6 +16,8 @@
 namespace oar::runtime {
 
 struct PserverOptions {
+  /// --lr: the base learning rate of every block and table, set after the state is loaded.
+  std::optional<float> learningRate;
   Timeouts timeouts;
   std::string bind;                             ///< host:port to bind; empty: the endpoint
   /// The endpoint's port, held since it was picked (by a launcher or the scheduler client):
