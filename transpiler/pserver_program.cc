@@ -139,27 +139,26 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
   auto tableDefault = [&](llvm::StringRef name) {
     return AttrValue(table.findAttr(name)->defaultValue);
   };
-  *root.add_ops() =
-      makeOp("sparse_table", {{"LearningRate", {t.learningRate}}}, {},
-             {{"table", t.table},
-              {"width", t.width},
-              {"num_shards", in.plan.config.tableShards},
-              {"optimizer", opt.type()},
-              {"row_wise", AttrValue(schemaAttr(opt, "row_wise", tableDefault("row_wise")))},
-              {"epsilon", AttrValue(schemaAttr(opt, "epsilon", tableDefault("epsilon")))},
-              {"beta1", AttrValue(schemaAttr(opt, "beta1", tableDefault("beta1")))},
-              {"beta2", AttrValue(schemaAttr(opt, "beta2", tableDefault("beta2")))},
-              {"weight_decay",
-               AttrValue(schemaAttr(opt, "weight_decay", tableDefault("weight_decay")))},
-              {"init", init.kind},
-              {"init_a", init.a},
-              {"init_b", init.b},
-              {"seed", init.seed},
-              {"admit_after", t.admitAfter},
-              {"admit_probability", t.admitProbability},
-              {"evict_after", t.evictAfter},
-              {"state_vars", stateVars}},
-             proto::DIST);
+  *root.add_ops() = makeOp(
+      "sparse_table", {{"LearningRate", {t.learningRate}}}, {},
+      {{"table", t.table},
+       {"width", t.width},
+       {"num_shards", in.plan.config.tableShards},
+       {"optimizer", opt.type()},
+       {"row_wise", AttrValue(schemaAttr(opt, "row_wise", tableDefault("row_wise")))},
+       {"epsilon", AttrValue(schemaAttr(opt, "epsilon", tableDefault("epsilon")))},
+       {"beta1", AttrValue(schemaAttr(opt, "beta1", tableDefault("beta1")))},
+       {"beta2", AttrValue(schemaAttr(opt, "beta2", tableDefault("beta2")))},
+       {"weight_decay", AttrValue(schemaAttr(opt, "weight_decay", tableDefault("weight_decay")))},
+       {"init", init.kind},
+       {"init_a", init.a},
+       {"init_b", init.b},
+       {"seed", init.seed},
+       {"admit_after", t.admitAfter},
+       {"admit_probability", t.admitProbability},
+       {"evict_after", t.evictAfter},
+       {"state_vars", stateVars}},
+      proto::DIST);
 }
 
 /// The sum over the blocks placed on endpoint `index` of `perBlock` of the block's param: what

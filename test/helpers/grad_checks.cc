@@ -174,26 +174,28 @@ std::vector<GradCheck> allGradChecks() {
                               {"paddings", std::vector<int64_t>{1, 1}}},
                              {"X"}});
   // Normalisation: the batch's statistics (training), per channel of [N, C] and of NCHW.
-  checks.push_back(GradCheck{"batch_norm",
-                             {{"X", randomTensor({5, 3}, 11)},
-                              {"Scale", randomTensor({3}, 12, 0.5, 1.5)},
-                              {"Bias", randomTensor({3}, 13)},
-                              {"Mean", randomTensor({3}, 14)},
-                              {"Variance", randomTensor({3}, 15, 0.5, 1.5)}},
-                             {{"Y", 1}},
-                             {{"MeanOut", 1}, {"VarianceOut", 1}, {"SavedMean", 1}, {"SavedInvStd", 1}},
-                             {},
-                             {"X", "Scale", "Bias"}});
-  checks.push_back(GradCheck{"batch_norm",
-                             {{"X", randomTensor({2, 3, 2, 2}, 16)},
-                              {"Scale", randomTensor({3}, 17, 0.5, 1.5)},
-                              {"Bias", randomTensor({3}, 18)},
-                              {"Mean", randomTensor({3}, 19)},
-                              {"Variance", randomTensor({3}, 20, 0.5, 1.5)}},
-                             {{"Y", 1}},
-                             {{"MeanOut", 1}, {"VarianceOut", 1}, {"SavedMean", 1}, {"SavedInvStd", 1}},
-                             {{"momentum", 0.8f}},
-                             {"X", "Scale", "Bias"}});
+  checks.push_back(
+      GradCheck{"batch_norm",
+                {{"X", randomTensor({5, 3}, 11)},
+                 {"Scale", randomTensor({3}, 12, 0.5, 1.5)},
+                 {"Bias", randomTensor({3}, 13)},
+                 {"Mean", randomTensor({3}, 14)},
+                 {"Variance", randomTensor({3}, 15, 0.5, 1.5)}},
+                {{"Y", 1}},
+                {{"MeanOut", 1}, {"VarianceOut", 1}, {"SavedMean", 1}, {"SavedInvStd", 1}},
+                {},
+                {"X", "Scale", "Bias"}});
+  checks.push_back(
+      GradCheck{"batch_norm",
+                {{"X", randomTensor({2, 3, 2, 2}, 16)},
+                 {"Scale", randomTensor({3}, 17, 0.5, 1.5)},
+                 {"Bias", randomTensor({3}, 18)},
+                 {"Mean", randomTensor({3}, 19)},
+                 {"Variance", randomTensor({3}, 20, 0.5, 1.5)}},
+                {{"Y", 1}},
+                {{"MeanOut", 1}, {"VarianceOut", 1}, {"SavedMean", 1}, {"SavedInvStd", 1}},
+                {{"momentum", 0.8f}},
+                {"X", "Scale", "Bias"}});
   checks.push_back(GradCheck{"layer_norm",
                              {{"X", randomTensor({2, 3, 5}, 21)},
                               {"Scale", randomTensor({5}, 22, 0.5, 1.5)},
@@ -203,12 +205,12 @@ std::vector<GradCheck> allGradChecks() {
                              {},
                              {"X", "Scale", "Bias"}});
   // The mask is fixed by (seed, Step, trainer), so every finite difference sees the same one.
-  checks.push_back(GradCheck{"dropout",
-                             {{"X", randomTensor({4, 5}, 24)},
-                              {"Step", Tensor::fromVector<int64_t>({1}, {3})}},
-                             {{"Out", 1}},
-                             {{"Mask", 1}, {"StepOut", 1}},
-                             {{"dropout_prob", 0.4f}, {"seed", int64_t(7)}},
-                             {"X"}});
+  checks.push_back(
+      GradCheck{"dropout",
+                {{"X", randomTensor({4, 5}, 24)}, {"Step", Tensor::fromVector<int64_t>({1}, {3})}},
+                {{"Out", 1}},
+                {{"Mask", 1}, {"StepOut", 1}},
+                {{"dropout_prob", 0.4f}, {"seed", int64_t(7)}},
+                {"X"}});
   return checks;
 }
