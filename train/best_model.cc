@@ -56,7 +56,10 @@ llvm::Expected<bool> BestModel::observe(const proto::Program &main, const StepRe
     return false;
   }
   ++sinceBest_;
-  return opts_.patience > 0 && sinceBest_ >= opts_.patience;
+  bool stop = opts_.patience > 0 && sinceBest_ >= opts_.patience;
+  if (stop)
+    stoppedAfter_ = r.step;
+  return stop;
 }
 
 std::string BestModel::summary() const {
@@ -67,6 +70,10 @@ std::string BestModel::summary() const {
                       .str();
   if (!opts_.saveDir.empty())
     s += ", saved to " + opts_.saveDir;
+  if (stoppedAfter_ >= 0)
+    s += llvm::formatv("; stopped early after step {0}: {1} evaluations without a better {2}",
+                       stoppedAfter_, sinceBest_, opts_.metric)
+             .str();
   return s;
 }
 

@@ -22,7 +22,9 @@ public:
   /// training should stop.
   llvm::Expected<bool> observe(const proto::Program &main, const StepReport &r,
                                const EvalResult &eval, const Scope &scope);
-  /// "best auc 0.7712 after step 399 (epoch 1), saved to DIR", or "" before any evaluation.
+  /// "best auc 0.7712 after step 399 (epoch 1), saved to DIR" (and, when it stopped training,
+  /// "; stopped early after step 599: 2 evaluations without a better auc"), or "" before any
+  /// evaluation.
   std::string summary() const;
   /// The options as TrainOptions::afterEval.
   std::function<llvm::Expected<bool>(const StepReport &, const EvalResult &, const Scope &)>
@@ -33,7 +35,7 @@ private:
   BestModelOptions opts_;
   bool higherIsBetter_ = false, seen_ = false;
   double best_ = 0;
-  int64_t bestStep_ = -1, bestEpoch_ = -1, sinceBest_ = 0;
+  int64_t bestStep_ = -1, bestEpoch_ = -1, sinceBest_ = 0, stoppedAfter_ = -1;
 };
 
 } // namespace oar

@@ -75,6 +75,35 @@ TEST_CASE("the MNIST MLP on 2 trainers x 2 pservers (sync) equals one machine wi
                         64, f.dir + "/init", f.params);
 }
 
+// The training toolkit's decay and schedules run in each pserver block's update op, counting
+// that block's updates: the job still equals one machine (issue 37, acceptance 3).
+TEST_CASE("fit_a_line with L2 decay, Adam, an exponential schedule and warm-up on 2 trainers x 2 "
+          "pservers (sync) equals one machine with twice the batch",
+          "[e2e][runtime][toolkit]") {
+  Fixture f = loadFixture("fit_a_line_l2_adam_exponential");
+  checkSyncEqualsSingle("fit_a_line_toolkit",
+                        "--model=linear --in=13 --out=1 --optimizer=adam --lr=0.05 "
+                        "--weight-decay=0.001 --lr-schedule=exponential --lr-decay-steps=10 "
+                        "--lr-decay-rate=0.8 --warmup-steps=3 --epochs=2 --format=uci_housing "
+                        "--data=" +
+                            sourceDir() + "/data/uci_housing/housing.data",
+                        20, f.dir + "/init", f.params);
+}
+
+TEST_CASE("the MNIST MLP with L2 decay, momentum, a step schedule and warm-up on 2 trainers x 2 "
+          "pservers (sync) equals one machine with twice the batch",
+          "[e2e][runtime][toolkit]") {
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  checkSyncEqualsSingle("mnist_mlp_toolkit",
+                        "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                        "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
+                        "--momentum=0.9 --weight-decay=0.0005 --lr-schedule=step "
+                        "--lr-decay-steps=4 --lr-decay-rate=0.5 --warmup-steps=3 --epochs=1 "
+                        "--format=npy --data=" +
+                            f.dir + "/x.npy," + f.dir + "/y.npy",
+                        64, f.dir + "/init", f.params);
+}
+
 TEST_CASE("pserver service threads change no bit of sync training", "[e2e][runtime]") {
   // One pserver holds all six params of the MLP; with 3 service threads their optimize blocks
   // run side by side, on different threads from one step to the next.

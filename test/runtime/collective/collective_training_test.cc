@@ -179,3 +179,32 @@ TEST_CASE("a collective trainer that fails mid-job ends the other within seconds
   CHECK_THAT(survivor, Contains("rank 0 of 2: all-reduce failed"));
   CHECK(seconds < 30); // far below the 60 s timeout: the closed pairs end it
 }
+
+// The training toolkit on collective trainers: decay, clipping (of the averaged gradient, as one
+// machine clips its whole batch's) and schedules (issue 37, acceptance 3).
+TEST_CASE("the MNIST MLP with AdamW, clipping, a cosine schedule and warm-up on 2 collective "
+          "trainers equals one machine with twice the batch",
+          "[e2e][runtime][collective][toolkit]") {
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  checkCollectiveEqualsSingle("mnist_mlp_toolkit",
+                              "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                              "--loss=softmax_with_cross_entropy --optimizer=adamw --lr=0.003 "
+                              "--weight-decay=0.01 --clip-global-norm=0.5 --lr-schedule=cosine "
+                              "--lr-decay-steps=10 --warmup-steps=3 --epochs=1 --format=npy "
+                              "--data=" +
+                                  f.dir + "/x.npy," + f.dir + "/y.npy",
+                              64, 2, f);
+}
+
+TEST_CASE("fit_a_line with L2 decay, Adam and an exponential schedule on 2 collective trainers "
+          "equals one machine with twice the batch",
+          "[e2e][runtime][collective][toolkit]") {
+  Fixture f = loadFixture("fit_a_line_l2_adam_exponential");
+  checkCollectiveEqualsSingle("fit_a_line_toolkit",
+                              "--model=linear --in=13 --out=1 --optimizer=adam --lr=0.05 "
+                              "--weight-decay=0.001 --lr-schedule=exponential "
+                              "--lr-decay-steps=10 --lr-decay-rate=0.8 --warmup-steps=3 "
+                              "--epochs=2 --format=uci_housing --data=" +
+                                  sourceDir() + "/data/uci_housing/housing.data",
+                              20, 2, f);
+}
