@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <omp.h>
 #include <sched.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "support/env_names.h"
 #include "support/error.h"
@@ -40,11 +43,27 @@ llvm::Expected<std::optional<int>> ompNumThreads(const char *value) {
   return first;
 }
 
+void flushDenormalsOnThisThread() {
+#if defined(__SSE__)
+  constexpr unsigned kFlushToZero = 0x8000, kDenormalsAreZero = 0x0040;
+  unsigned csr = _mm_getcsr();
+  if ((csr & (kFlushToZero | kDenormalsAreZero)) != (kFlushToZero | kDenormalsAreZero))
+    _mm_setcsr(csr | kFlushToZero | kDenormalsAreZero);
+#endif
+}
+
+void flushDenormals() {
+  flushDenormalsOnThisThread();
+#pragma omp parallel
+  flushDenormalsOnThisThread();
+}
+
 static std::atomic<int> budget{0}; // 0: never set, leave OpenMP's own default
 
 void setComputeThreads(int n) {
   budget = std::max(1, n);
   omp_set_num_threads(budget);
+  flushDenormals();
 }
 
 /// Runnable tasks on the machine other than the caller (the 4th field of /proc/loadavg,
@@ -71,8 +90,10 @@ void fitComputeThreadsToLoad() {
   if (others < 0)
     return;
   int n = std::clamp(usableCores() - others, 1, most);
-  if (n != omp_get_max_threads())
+  if (n != omp_get_max_threads()) {
     omp_set_num_threads(n);
+    flushDenormals(); // threads the pool adds come from this one, but say so once more
+  }
 }
 
 int computeThreads() { return omp_get_max_threads(); }

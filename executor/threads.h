@@ -22,6 +22,14 @@ constexpr int kMaxComputeThreads = 4096;
 /// that names the variable.
 llvm::Expected<std::optional<int>> ompNumThreads(const char *value);
 
+/// Flushes denormal floats to zero (x86's FTZ and DAZ) on the calling thread and on OpenMP's
+/// threads, as TensorFlow does on its compute threads. A GEMM whose operands hold denormals (a
+/// weight decayed towards zero) runs several times slower, and no model needs their precision.
+/// Threads created later by these inherit the mode.
+void flushDenormals();
+/// The same on the calling thread only: cheap enough for every run of a block.
+void flushDenormalsOnThisThread();
+
 /// Sets the OpenMP (and so oneDNN) thread budget for the rest of the process; n >= 1.
 void setComputeThreads(int n);
 

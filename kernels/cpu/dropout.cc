@@ -22,9 +22,12 @@ template <typename T> static llvm::Error dropout(KernelContext &ctx) {
   const T keptScale = T(1) / (T(1) - T(p));
   uint64_t stream =
       kernels::dropoutStream(ctx.attrs().getInt("seed"), step, ctx.attrs().getInt("trainer_id"));
+  // Each element's draw stands alone, so the threads split them with the same result.
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
   for (int64_t i = 0; i < n; ++i) {
-    mask[i] = kernels::dropoutKeeps(stream, i, p) ? keptScale : T(0);
-    out[i] = x[i] * mask[i];
+    T m = T(kernels::dropoutKeeps(stream, i, p)) * keptScale;
+    mask[i] = m;
+    out[i] = x[i] * m;
   }
   ctx.output("StepOut").data<int64_t>()[0] = step + 1;
   return llvm::Error::success();
