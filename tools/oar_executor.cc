@@ -678,8 +678,8 @@ static int runNode(oar::runtime::NodeOptions &opts) {
   opts.onStep = output.callback();
   setEvalEvery(opts.train);
   opts.train.onEval = output.evalCallback();
-  // Only a collective trainer holds the whole model: every trainer evaluates when stopping
-  // early (the same bits, so the same decision), trainer 0 keeps the best.
+  // Only a collective trainer holds the whole model: trainer 0 evaluates, keeps the best and
+  // decides when to stop; the others follow.
   bool collective = progs.main.dist().mode() == oar::modeName(oar::Mode::Collective);
   if ((!keepBest.empty() || earlyStop > 0) && !collective)
     exitOnErr(oar::makeError("--keep-best and --early-stop need the whole model on a trainer: "
@@ -687,8 +687,9 @@ static int runNode(oar::runtime::NodeOptions &opts) {
                              "its pservers)",
                              progs.main.dist().mode()));
   std::optional<oar::BestModel> best = bestModelFromFlags(progs.main, c.trainerId == 0);
-  if (best && (c.trainerId == 0 || earlyStop > 0))
+  if (best && c.trainerId == 0)
     opts.train.afterEval = best->callback(progs.main);
+  opts.earlyStop = earlyStop > 0;
   std::optional<oar::EvalResult> eval;
   if (Error err = oar::runtime::runTrainer(progs, opts, eval))
     return fail(std::move(err), 1);

@@ -141,18 +141,22 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
     bool due = (opts.evalEverySteps > 0 && (r.step + 1) % opts.evalEverySteps == 0) ||
                (opts.evalEveryEpoch && (*reader)->atEpochEnd());
     if (due) {
-      auto eval = evaluate(exec, main, scope, *testRows);
-      if (!eval)
-        return addContext(eval.takeError(), llvm::formatv("after step {0}", r.step).str());
-      if (opts.onEval)
-        opts.onEval(r, *eval);
-      if (opts.afterEval) {
-        auto stop = opts.afterEval(r, *eval, scope);
-        if (!stop)
-          return addContext(stop.takeError(), llvm::formatv("after step {0}", r.step).str());
-        if (*stop)
-          break;
+      bool stop = false;
+      if (opts.evaluates) {
+        auto eval = evaluate(exec, main, scope, *testRows);
+        if (!eval)
+          return addContext(eval.takeError(), llvm::formatv("after step {0}", r.step).str());
+        if (opts.onEval)
+          opts.onEval(r, *eval);
+        if (opts.afterEval)
+          if (llvm::Error err = opts.afterEval(r, *eval, scope).moveInto(stop))
+            return addContext(std::move(err), llvm::formatv("after step {0}", r.step).str());
       }
+      if (opts.agreeOnStop)
+        if (llvm::Error err = opts.agreeOnStop(r.step, stop).moveInto(stop))
+          return std::move(err);
+      if (stop)
+        break;
     }
   }
   return reports;

@@ -37,6 +37,12 @@ struct TrainOptions {
   /// stopping), an error ends it with the error.
   std::function<llvm::Expected<bool>(const StepReport &, const EvalResult &, const Scope &)>
       afterEval;
+  /// Whether this process runs the evaluations. One that does not (a collective job's trainer
+  /// other than 0) still reaches each evaluation's step, and calls agreeOnStop there.
+  bool evaluates = true;
+  /// Called at every evaluation's step with this process's wish to stop; returns the job's
+  /// decision, so that every trainer stops at the same step. Unset: the wish is the decision.
+  std::function<llvm::Expected<bool>(int64_t step, bool stop)> agreeOnStop;
   /// A NaN or inf loss ends training with an error naming the step and the first var that
   /// went non-finite; false trains on.
   bool stopOnNonFinite = true;

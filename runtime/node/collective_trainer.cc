@@ -56,9 +56,11 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
     if (llvm::Error err = setLearningRate(progs.main, scope, *opts.learningRate))
       return err;
   TrainOptions train = opts.train;
-  // Trainer 0 scores the model; with early stopping every trainer does (their params are the
-  // same bits, so all stop at the same step without a word).
-  if (id != 0 && !train.afterEval)
+  // Trainer 0 scores the model; with early stopping the others hear its decision at each
+  // evaluation's step.
+  if (opts.earlyStop)
+    agreeOnEarlyStop(**group, train, id);
+  else if (id != 0)
     train.evalEverySteps = 0, train.evalEveryEpoch = false;
   train.trainerId = id; // the data shard
   train.trainers = ranks;

@@ -51,10 +51,17 @@ const proto::Op *listenOp(const proto::Program &prog) {
   return nullptr;
 }
 
-} // namespace
+/// Each trainer draws its own dropout masks: the trainer program is the same for all of them.
+void drawDropoutAs(proto::Program &main, int64_t trainerId) {
+  for (proto::Block &block : *main.mutable_blocks())
+    for (proto::Op &op : *block.mutable_ops())
+      if (op.type() == "dropout")
+        setAttr(op, "trainer_id", trainerId);
+}
 
-llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringRef dir,
-                                          llvm::StringRef mainPath, llvm::StringRef startupPath) {
+llvm::Expected<NodePrograms> loadNodePrograms(const NodeOptions &opts, llvm::StringRef dir,
+                                              llvm::StringRef mainPath,
+                                              llvm::StringRef startupPath) {
   const ClusterSpec &c = opts.cluster;
   if (!dir.empty()) { // a transpiled directory
     if (c.role == Role::Trainer)
@@ -87,6 +94,16 @@ llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringR
   if (!index)
     return index.takeError();
   return NodePrograms{result->pserver(*index), result->pserverStartup(*index)};
+}
+
+} // namespace
+
+llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringRef dir,
+                                          llvm::StringRef mainPath, llvm::StringRef startupPath) {
+  auto progs = loadNodePrograms(opts, dir, mainPath, startupPath);
+  if (progs && opts.cluster.role == Role::Trainer)
+    drawDropoutAs(progs->main, opts.cluster.trainerId);
+  return progs;
 }
 
 /// How many times in a row a trainer starts recovery over when another pserver is lost during

@@ -19,6 +19,8 @@ class HeldPort; // runtime/transport/held_port.h
 struct NodeOptions {
   /// --lr: every optimizer's base learning rate, set after the state is loaded.
   std::optional<float> learningRate;
+  /// --early-stop in a collective job: trainer 0 evaluates and decides, the others follow.
+  bool earlyStop = false;
   ClusterSpec cluster;
   DistributeConfig config; ///< mode and slicing, for in-process transpiling
   Timeouts timeouts;

@@ -128,4 +128,15 @@ void agreeOnSteps(CollectiveGroup &group, TrainOptions &train) {
   };
 }
 
+void agreeOnEarlyStop(CollectiveGroup &group, TrainOptions &train, int64_t rank) {
+  train.evaluates = rank == 0;
+  train.agreeOnStop = [&group](int64_t step, bool stop) -> llvm::Expected<bool> {
+    auto all = gather(group, stop ? 1.0 : 0.0);
+    if (!all)
+      return addContext(all.takeError(),
+                        llvm::formatv("agreeing to stop after step {0}", step).str());
+    return (*all)[0] != 0;
+  };
+}
+
 } // namespace oar::runtime

@@ -27,4 +27,9 @@ llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, S
 /// agreeOnBatches and agreeOnStep); different counts are an error naming each trainer's.
 void agreeOnSteps(CollectiveGroup &group, TrainOptions &train);
 
+/// Early stopping in a collective job: trainer 0 (`rank` 0) evaluates and decides, and every
+/// trainer learns its decision at each evaluation's step, so all stop at the same step (their
+/// own evaluations could differ in a last bit: a GEMM's sums follow its thread count).
+void agreeOnEarlyStop(CollectiveGroup &group, TrainOptions &train, int64_t rank);
+
 } // namespace oar::runtime

@@ -119,3 +119,15 @@ TEST_CASE("batch norm and dropout evaluate with the running statistics and no dr
   REQUIRE(std::regex_search(all, b, loss));
   CHECK(std::abs(std::stod(a[1]) - std::stod(b[1])) <= 1e-5 * std::stod(b[1]));
 }
+
+TEST_CASE("a schedule on a distributed table is refused naming the op and the table",
+          "[tools][toolkit]") {
+  std::string dir = scratchDir("toolkit_table_schedule");
+  makeModel(dir + "/m", "--model=wide_deep --format=criteo --data=none.txt --vocab=1000 "
+                        "--hidden=8 --lr-schedule=cosine --lr-decay-steps=10");
+  std::string out = runFailing(binDir() + "/oar-transpile --main " + dir + "/m/main.pb --startup " +
+                               dir + "/m/startup.pb --mode=sync --trainers=2 --pservers=" +
+                               "127.0.0.1:1,127.0.0.1:2 -o " + dir + "/t");
+  CHECK_THAT(out, Contains("updates distributed table embedding_"));
+  CHECK_THAT(out, Contains("a pserver's table keeps a constant rate"));
+}

@@ -143,3 +143,32 @@ TEST_CASE("collective trainers placed by their MPI rank (mpirun's variables) mee
   CHECK_THAT(readFile(dir + "/rank0.log"), Contains("trainer 0: trained"));
   CHECK_THAT(readFile(dir + "/rank1.log"), Contains("trainer 1: trained"));
 }
+
+TEST_CASE("a collective job stops early on trainer 0's decision, every trainer at the same step, "
+          "and keeps the best evaluation",
+          "[e2e][runtime][collective][toolkit]") {
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  std::string dir = scratchDir("collective_early_stop");
+  std::string data = f.dir + "/x.npy," + f.dir + "/y.npy";
+  makeModel(dir + "/m", "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                        "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.2 "
+                        "--batch-size=32 --epochs=20 --format=npy --data=" +
+                            data + " --test-data=" + data);
+  std::string out = run(binDir() +
+                        "/oar-launch --mode collective --worker-num=2 --eval-every=8 "
+                        "--early-stop=2 --keep-best=loss --load " +
+                        f.dir + "/init --save " + dir + "/s " + dir + "/m");
+  CHECK_THAT(out, Contains("oar-launch: all 2 nodes finished"));
+  std::smatch stopped;
+  REQUIRE(std::regex_search(out, stopped,
+                            std::regex(R"(stopped early after step (\d+): 2 evaluations)")));
+  int steps = std::stoi(stopped[1]) + 1;
+  REQUIRE(steps < 640); // 20 epochs of 32 steps
+  CHECK_THAT(out, Contains("trainer 0: trained " + std::to_string(steps) + " steps"));
+  CHECK_THAT(out, Contains("trainer 1: trained " + std::to_string(steps) + " steps"));
+  std::smatch best;
+  REQUIRE(std::regex_search(out, best, std::regex(R"(best loss ([0-9.]+) after step)")));
+  std::string again = run(binDir() + "/oar-executor --main " + dir + "/m/main.pb --startup " + dir +
+                          "/m/startup.pb --load " + dir + "/s/best --eval-only");
+  CHECK_THAT(again, Contains("loss " + best[1].str()));
+}
