@@ -44,7 +44,7 @@ TEST_CASE("uci_housing gives Paddle's normalised 404/102 split", "[executor][dat
     CHECK(std::abs(train.data[0].data<float>()[i]) <= 1.0f);
 }
 
-TEST_CASE("mnist_idx reads images scaled to [-1, 1] and i64 labels", "[executor][data]") {
+TEST_CASE("mnist_idx reads images scaled to -1..1 and i64 labels", "[executor][data]") {
   proto::Block b;
   declareVar(b, "img", proto::F32, {-1, 1, 28, 28});
   declareVar(b, "label", proto::I64, {-1, 1});

@@ -59,7 +59,7 @@ TEST_CASE("dropout keeps 1-p of the elements, scaled, and repeats with its seed"
   CHECK(stepAfter == 5); // evaluation does not advance the training steps
 }
 
-TEST_CASE("dropout_prob outside [0, 1) is refused naming it", "[ops][dropout]") {
+TEST_CASE("a dropout_prob of 1 or more is refused naming it", "[ops][dropout]") {
   Scope scope;
   scope.get("x") = Tensor::fromVector<float>({1, 2}, {1, 2});
   scope.get("step") = Tensor::fromVector<int64_t>({1}, {0});

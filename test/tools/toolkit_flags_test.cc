@@ -36,7 +36,7 @@ std::vector<std::pair<int, std::string>> evalLosses(const std::string &out) {
 
 } // namespace
 
-TEST_CASE("--lr trains with the given base rate: the bits of a model built with it",
+TEST_CASE("oar-executor --lr trains with the given base rate: the bits of a model built with it",
           "[tools][toolkit]") {
   Fixture f = loadFixture("mnist_mlp_momentum");
   std::string dir = scratchDir("toolkit_lr");
@@ -56,7 +56,7 @@ TEST_CASE("--lr trains with the given base rate: the bits of a model built with 
   CHECK_THAT(runFailing(executor(dir + "/slow", "--lr=-1")), Contains("--lr -1"));
 }
 
-TEST_CASE("--keep-best saves the best evaluation's params in SAVE/best, which evaluate to it",
+TEST_CASE("oar-executor --keep-best saves the best evaluation's params in SAVE/best, which evaluate to it",
           "[tools][toolkit]") {
   Fixture f = loadFixture("mnist_mlp_momentum");
   std::string dir = scratchDir("toolkit_keep_best");
@@ -81,7 +81,7 @@ TEST_CASE("--keep-best saves the best evaluation's params in SAVE/best, which ev
              Contains("give --eval-every"));
 }
 
-TEST_CASE("--early-stop ends training after N evaluations without improvement",
+TEST_CASE("oar-executor --early-stop ends training after N evaluations without improvement",
           "[tools][toolkit]") {
   Fixture f = loadFixture("mnist_mlp_momentum");
   std::string dir = scratchDir("toolkit_early_stop");
