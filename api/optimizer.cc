@@ -17,6 +17,16 @@ llvm::Expected<std::vector<ParamGrad>> Optimizer::minimize(ModelBuilder &model,
     return makeError("minimize: learning rate {0} must be positive and finite", learningRate_);
   if (!(weightDecay_ >= 0) || !std::isfinite(weightDecay_))
     return makeError("minimize: weight decay {0} must be 0 or more and finite", weightDecay_);
+  if (schedule_.active()) {
+    const LrSchedule &l = schedule_;
+    bool decays = l.type == "step" || l.type == "exponential";
+    if ((l.type != "constant" && !decays && l.type != "cosine") || l.warmupSteps < 0 ||
+        (l.type != "constant" && l.decaySteps <= 0) || (decays && !(l.decayRate > 0)))
+      return makeError("minimize: learning-rate schedule {0} (warm-up {1}, decay steps {2}, rate "
+                       "{3}) is not one oar runs: constant, step, exponential or cosine, decay "
+                       "steps > 0, a rate > 0 for step and exponential",
+                       l.type, l.warmupSteps, l.decaySteps, l.decayRate);
+  }
   if (!(clipGlobalNorm_ >= 0) || !std::isfinite(clipGlobalNorm_))
     return makeError("minimize: the global norm to clip to, {0}, must be 0 (off) or more",
                      clipGlobalNorm_);

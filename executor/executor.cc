@@ -121,10 +121,11 @@ llvm::Error Executor::runOp(const proto::Op &op, Scope &scope, llvm::StringRef w
 
 llvm::Error Executor::run(const proto::Program &prog, Scope &scope, int blockIdx,
                           const OpFilter &filter) {
-  // Once a process for OpenMP's threads (oneDNN's GEMMs), and on every thread that runs blocks.
+  // Once a process for OpenMP's threads (oneDNN's GEMMs), and on the calling thread while it
+  // runs the block.
+  ScopedFlushDenormals flush; // first: it restores the caller's own mode at the end
   static std::once_flag computeThreadsFlush;
   std::call_once(computeThreadsFlush, flushDenormals);
-  flushDenormalsOnThisThread();
   if (blockIdx < 0 || blockIdx >= prog.blocks_size())
     return makeError("no block {0} to run (the program has {1})", blockIdx, prog.blocks_size());
   const proto::Block &block = prog.blocks(blockIdx);

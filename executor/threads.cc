@@ -52,6 +52,19 @@ void flushDenormalsOnThisThread() {
 #endif
 }
 
+ScopedFlushDenormals::ScopedFlushDenormals() {
+#if defined(__SSE__)
+  saved_ = _mm_getcsr();
+#endif
+  flushDenormalsOnThisThread();
+}
+
+ScopedFlushDenormals::~ScopedFlushDenormals() {
+#if defined(__SSE__)
+  _mm_setcsr(saved_);
+#endif
+}
+
 void flushDenormals() {
   flushDenormalsOnThisThread();
 #pragma omp parallel

@@ -25,10 +25,23 @@ llvm::Expected<std::optional<int>> ompNumThreads(const char *value);
 /// Flushes denormal floats to zero (x86's FTZ and DAZ) on the calling thread and on OpenMP's
 /// threads, as TensorFlow does on its compute threads. A GEMM whose operands hold denormals (a
 /// weight decayed towards zero) runs several times slower, and no model needs their precision.
-/// Threads created later by these inherit the mode.
+/// Threads created later by these inherit the mode. OpenMP's threads keep it: they are the
+/// process's compute threads.
 void flushDenormals();
 /// The same on the calling thread only: cheap enough for every run of a block.
 void flushDenormalsOnThisThread();
+/// Flushes denormals on the calling thread while it lives, then puts the thread's mode back: an
+/// application that runs oar's executor on its own threads keeps its own floating-point mode.
+class ScopedFlushDenormals {
+public:
+  ScopedFlushDenormals();
+  ~ScopedFlushDenormals();
+  ScopedFlushDenormals(const ScopedFlushDenormals &) = delete;
+  ScopedFlushDenormals &operator=(const ScopedFlushDenormals &) = delete;
+
+private:
+  unsigned saved_ = 0;
+};
 
 /// Sets the OpenMP (and so oneDNN) thread budget for the rest of the process; n >= 1.
 void setComputeThreads(int n);

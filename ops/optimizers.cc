@@ -72,6 +72,9 @@ static llvm::Error inferSchedule(InferContext &ctx) {
                      type);
   if (a.getInt("warmup_steps") < 0)
     return makeError("warmup_steps is {0}; it must be 0 or more", a.getInt("warmup_steps"));
+  if ((type == "step" || type == "exponential") && !(a.getFloat("lr_decay_rate") > 0))
+    return makeError("lr_schedule {0} needs lr_decay_rate > 0, got {1}", type,
+                     a.getFloat("lr_decay_rate"));
   if (type != "constant" && a.getInt("lr_decay_steps") <= 0)
     return makeError("lr_schedule {0} needs lr_decay_steps > 0, got {1}", type,
                      a.getInt("lr_decay_steps"));
@@ -87,8 +90,11 @@ static llvm::Error inferSchedule(InferContext &ctx) {
   }
   if (llvm::Error err = checkScalar(ctx, "Step"))
     return err;
-  if (ctx.hasOutput("StepOut"))
-    ctx.setOutput("StepOut", ctx.input("Step"));
+  // A counter that is read but not written back would hold the rate where it started.
+  if (!ctx.hasOutput("StepOut") || opOutputs(ctx.op(), "StepOut") != opInputs(ctx.op(), "Step"))
+    return makeError("{0}: StepOut must name the same var, which each update advances",
+                     ctx.describe("Step"));
+  ctx.setOutput("StepOut", ctx.input("Step"));
   return llvm::Error::success();
 }
 

@@ -81,13 +81,15 @@ llvm::Expected<proto::Program> inferenceProgram(const proto::Program &main,
     if (!llvm::any_of(outs, [&](const std::string &n) { return needed.count(n); }))
       continue;
     kept.push_back(i);
-    for (const std::string &in : allInputNames(op))
+    // A dropout serves as the identity of its X: its step counter and mask are not needed.
+    for (const std::string &in : op.type() == "dropout" ? opInputs(op, "X") : allInputNames(op))
       needed.insert(in);
   }
   std::reverse(kept.begin(), kept.end());
   llvm::StringSet<> written;
   for (int i : kept)
-    for (const std::string &n : allOutputNames(block.ops(i))) {
+    for (const std::string &n : block.ops(i).type() == "dropout" ? opOutputs(block.ops(i), "Out")
+                                                                 : allOutputNames(block.ops(i))) {
       written.insert(n);
       needed.insert(n); // every output of a kept op is declared (batch_norm's saved statistics)
     }

@@ -1,6 +1,7 @@
 // Keeping the best evaluation and stopping early.
 #include "train/best_model.h"
 
+#include <cmath>
 #include <optional>
 
 #include "support/error.h"
@@ -46,7 +47,8 @@ llvm::Expected<bool> BestModel::observe(const proto::Program &main, const StepRe
   std::optional<double> v = valueOf(eval, opts_.metric);
   if (!v)
     return makeError("the evaluation after step {0} has no {1}", r.step, opts_.metric);
-  bool better = !seen_ || (higherIsBetter_ ? *v > best_ : *v < best_);
+  // A NaN or inf evaluation is never the best one.
+  bool better = std::isfinite(*v) && (!seen_ || (higherIsBetter_ ? *v > best_ : *v < best_));
   if (better) {
     seen_ = true;
     best_ = *v, bestStep_ = r.step, bestEpoch_ = r.epoch, sinceBest_ = 0;

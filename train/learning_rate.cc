@@ -23,8 +23,13 @@ llvm::Error setLearningRate(const proto::Program &program, Scope &scope, float r
   if (!(rate > 0) || !std::isfinite(rate))
     return makeError("--lr {0} must be positive and finite", rate);
   for (const std::string &v : learningRateVars(program)) {
-    Tensor t(proto::F32, {1});
-    t.data<float>()[0] = rate;
+    const Tensor *old = scope.find(v);
+    bool f64 = old && old->initialized() && old->dtype() == proto::F64; // a gradient check's
+    Tensor t(f64 ? proto::F64 : proto::F32, {1});
+    if (f64)
+      t.data<double>()[0] = rate;
+    else
+      t.data<float>()[0] = rate;
     scope.get(v) = std::move(t);
   }
   return llvm::Error::success();

@@ -58,7 +58,7 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
   if (!main.has_train_feed() || main.train_feed().columns_size() == 0)
     return makeError("the program has no train feed; build it with a data feed (oar-model "
                      "--data ... or ModelBuilder::setTrainFeed)");
-  bool evals = opts.evalEverySteps > 0 || opts.evalEveryEpoch;
+  bool evals = (opts.evalEverySteps > 0 || opts.evalEveryEpoch) && opts.evaluates;
   if (evals && main.test_feed().columns_size() == 0)
     return makeError("evaluating during training needs a test feed (--test-data or "
                      "ModelBuilder::setTestFeed)");

@@ -130,12 +130,20 @@ void agreeOnSteps(CollectiveGroup &group, TrainOptions &train) {
 
 void agreeOnEarlyStop(CollectiveGroup &group, TrainOptions &train, int64_t rank) {
   train.evaluates = rank == 0;
+  // Each trainer sends 2 (step + 1) + its wish: trainers that reach an evaluation at different
+  // steps (epochs of unequal streamed shards) are an error, not a vote paired with another's.
   train.agreeOnStop = [&group](int64_t step, bool stop) -> llvm::Expected<bool> {
-    auto all = gather(group, stop ? 1.0 : 0.0);
+    auto all = gather(group, 2.0 * double(step + 1) + (stop ? 1.0 : 0.0));
     if (!all)
       return addContext(all.takeError(),
                         llvm::formatv("agreeing to stop after step {0}", step).str());
-    return (*all)[0] != 0;
+    for (size_t r = 0; r < all->size(); ++r)
+      if (int64_t((*all)[r]) / 2 - 1 != step)
+        return makeError("after step {0}: trainer {1} is not at an evaluation; early stopping "
+                         "needs every trainer's evaluations at the same steps (equal shards, or "
+                         "--eval-every N steps)",
+                         step, r);
+    return int64_t((*all)[0]) % 2 == 1;
   };
 }
 

@@ -14,7 +14,7 @@ static const std::pair<llvm::StringRef, llvm::StringRef> *wholeWriteSlots(const 
   static const std::pair<llvm::StringRef, llvm::StringRef> optimizer{"Param", "ParamOut"},
       add{"X", "Out"};
   llvm::StringRef type = op.type();
-  if (type == "sgd" || type == "momentum" || type == "adam")
+  if (type == "sgd" || type == "momentum" || type == "adam" || type == "adamw")
     return &optimizer;
   if (type == "adagrad") { // its row-wise form updates the rows of a gradient only
     const ops::OpSchema *schema = ops::lookupOp(type);

@@ -172,3 +172,25 @@ TEST_CASE("a collective job stops early on trainer 0's decision, every trainer a
                           "/m/startup.pb --load " + dir + "/s/best --eval-only");
   CHECK_THAT(again, Contains("loss " + best[1].str()));
 }
+
+TEST_CASE("a model with batch norm and dropout saved by a collective job exports and serves its "
+          "evaluation's scores",
+          "[e2e][runtime][collective][toolkit]") {
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  std::string dir = scratchDir("collective_dropout_export");
+  std::string data = f.dir + "/x.npy," + f.dir + "/y.npy";
+  makeModel(dir + "/m", "--model=mlp --in=784 --hidden=64 --out=10 "
+                        "--loss=softmax_with_cross_entropy --optimizer=adam --lr=0.003 "
+                        "--norm=batch --dropout=0.3 --batch-size=32 --format=npy --data=" +
+                            data + " --test-data=" + data);
+  std::string out = run(binDir() + "/oar-launch --mode collective --worker-num=2 --save " + dir +
+                        "/s " + dir + "/m");
+  CHECK_THAT(out, Contains("oar-launch: all 2 nodes finished"));
+  // Trainer 0 saves the params only: the dropout's step counter is not among them, and the
+  // export must not need it.
+  run(binDir() + "/oar-export " + dir + "/m --load " + dir + "/s -o " + dir + "/e");
+  run(binDir() + "/oar-predict " + dir + "/e --data " + data + " --format npy -o " + dir +
+      "/scores.tsv");
+  std::string scores = readFile(dir + "/scores.tsv");
+  CHECK(std::count(scores.begin(), scores.end(), '\n') == 2048);
+}
