@@ -16,4 +16,9 @@ LrSchedule scheduleOf(const ops::AttrReader &attrs) {
   return s;
 }
 
+WeightDecay weightDecayOf(const proto::Op &op, const ops::AttrReader &attrs) {
+  double decay = attrs.getFloat("weight_decay");
+  return op.type() == "adamw" ? WeightDecay{0, decay} : WeightDecay{decay, 0};
+}
+
 } // namespace oar::kernels

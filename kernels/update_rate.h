@@ -11,4 +11,11 @@ namespace oar::kernels {
 /// inference).
 LrSchedule scheduleOf(const ops::AttrReader &attrs);
 
+/// An update op's weight decay: L2 added to the gradient (`coupled`), or, for adamw, Param
+/// shrunk by lr * decay before the step (`decoupled`). At most one is not 0.
+struct WeightDecay {
+  double coupled = 0, decoupled = 0;
+};
+WeightDecay weightDecayOf(const proto::Op &op, const ops::AttrReader &attrs);
+
 } // namespace oar::kernels

@@ -46,7 +46,7 @@ template <typename T> static llvm::Error adam(KernelContext &ctx) {
     return lazyAdam(ctx);
   const Tensor &g = ctx.input("Grad");
   T lr = updateRate<T>(ctx), wd = coupledDecay<T>(ctx);
-  T decoupled = ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0);
+  T decoupled = decoupledDecay<T>(ctx);
   T b1 = ctx.attrs().getFloat("beta1"), b2 = ctx.attrs().getFloat("beta2"),
     eps = ctx.attrs().getFloat("epsilon");
   T b1p = ctx.input("Beta1Pow").data<T>()[0], b2p = ctx.input("Beta2Pow").data<T>()[0];

@@ -130,7 +130,7 @@ template <typename T> static llvm::Error lazyAdamOf(KernelContext &ctx) {
   if (llvm::Error err = touchedRows(ctx, g))
     return err;
   T lr = updateRate<T>(ctx), wd = coupledDecay<T>(ctx);
-  T decoupled = ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0);
+  T decoupled = decoupledDecay<T>(ctx);
   T b1 = ctx.attrs().getFloat("beta1"), b2 = ctx.attrs().getFloat("beta2"),
     eps = ctx.attrs().getFloat("epsilon");
   T *p = updated<T>(ctx, "Param", "ParamOut");

@@ -18,9 +18,12 @@ template <typename T> T updateRate(KernelContext &ctx) {
   return T(double(lr) * kernels::lrFactor(kernels::scheduleOf(ctx.attrs()), double(t)));
 }
 
-/// The L2 decay added to the gradient (0 for adamw, whose decay is decoupled).
+/// The L2 decay added to the gradient (0 for adamw) and adamw's decoupled one.
 template <typename T> T coupledDecay(const KernelContext &ctx) {
-  return ctx.op().type() == "adamw" ? T(0) : T(ctx.attrs().getFloat("weight_decay"));
+  return T(kernels::weightDecayOf(ctx.op(), ctx.attrs()).coupled);
+}
+template <typename T> T decoupledDecay(const KernelContext &ctx) {
+  return T(kernels::weightDecayOf(ctx.op(), ctx.attrs()).decoupled);
 }
 
 } // namespace oar::cpu

@@ -3,47 +3,9 @@
 // powers live on the GPU and are read there. Selected-rows gradients go to sparse_optimizers.cu.
 #include "kernels/cuda/cuda_util.h"
 #include "kernels/cuda/sparse_optimizers.h"
-#include "kernels/update_rate.h"
+#include "kernels/cuda/update_rate.cuh"
 
 namespace oar::cuda {
-
-namespace {
-/// LearningRate under the op's schedule at Step, rounded once to T as the CPU's updateRate()
-/// (kernels/cpu/update_rate.h) does; read on the device, where both live.
-template <typename T> struct UpdateRate {
-  const T *lr;
-  const T *step; // nullptr without the Step input: the rate is LearningRate
-  kernels::LrSchedule schedule;
-  __device__ T operator()() const {
-    if (!step)
-      return lr[0];
-    return T(double(lr[0]) * kernels::lrFactor(schedule, double(step[0])));
-  }
-};
-
-template <typename T> UpdateRate<T> updateRate(const KernelContext &ctx) {
-  return {ctx.input("LearningRate").data<T>(),
-          ctx.hasInput("Step") ? ctx.input("Step").data<T>() : nullptr,
-          kernels::scheduleOf(ctx.attrs())};
-}
-
-/// The L2 decay added to the gradient (0 for adamw, whose decay is decoupled).
-template <typename T> T coupledDecay(const KernelContext &ctx) {
-  return ctx.op().type() == "adamw" ? T(0) : T(ctx.attrs().getFloat("weight_decay"));
-}
-
-// Runs after the update's kernels on the same stream (they read Step): StepOut may be Step.
-template <typename T> __global__ void stepKernel(const T *step, T *stepOut) {
-  stepOut[0] = step[0] + T(1);
-}
-
-/// StepOut = Step + 1, when the op counts its updates; call it after the update's launches.
-template <typename T> void advanceStep(KernelContext &ctx) {
-  if (ctx.hasInput("Step") && ctx.hasOutput("StepOut"))
-    stepKernel<T>
-        <<<1, 1, 0, stream()>>>(ctx.input("Step").data<T>(), ctx.output("StepOut").data<T>());
-}
-} // namespace
 
 template <typename T>
 __global__ void sgdKernel(const T *p, const T *g, UpdateRate<T> rate, T wd, T *out, int64_t n) {
@@ -128,7 +90,7 @@ template <typename T> static llvm::Error adam(KernelContext &ctx) {
   if (ctx.inputIsRows("Grad"))
     return lazyAdam<T>(ctx);
   const Tensor &g = ctx.input("Grad");
-  T decoupled = ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0);
+  T decoupled = decoupledDecay<T>(ctx);
   AdamArgs<T> a{ctx.input("Param").data<T>(),
                 g.data<T>(),
                 ctx.input("Moment1").data<T>(),

@@ -1,8 +1,8 @@
 // CUDA updates of only the rows a gradient touches. The arithmetic per element, decay and
 // schedule included, is that of the CPU's sparse_optimizers.cc: a row gets the same bits there.
 #include "kernels/cuda/sparse_optimizers.h"
+#include "kernels/cuda/update_rate.cuh"
 #include "kernels/kernel_shapes.h"
-#include "kernels/update_rate.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -41,42 +41,6 @@ template <typename T> struct TouchedRows {
   }
 };
 
-/// LearningRate under the op's schedule at Step, rounded once to T as the CPU's updateRate()
-/// (kernels/cpu/update_rate.h) does; read on the device, where both live.
-template <typename T> struct UpdateRate {
-  const T *lr;
-  const T *step; // nullptr without the Step input: the rate is LearningRate
-  kernels::LrSchedule schedule;
-  __device__ T operator()() const {
-    if (!step)
-      return lr[0];
-    return T(double(lr[0]) * kernels::lrFactor(schedule, double(step[0])));
-  }
-};
-
-template <typename T> UpdateRate<T> updateRate(const KernelContext &ctx) {
-  return {ctx.input("LearningRate").data<T>(),
-          ctx.hasInput("Step") ? ctx.input("Step").data<T>() : nullptr,
-          kernels::scheduleOf(ctx.attrs())};
-}
-
-/// The L2 decay added to the gradient (0 for adamw, whose decay is decoupled).
-template <typename T> T coupledDecay(const KernelContext &ctx) {
-  return ctx.op().type() == "adamw" ? T(0) : T(ctx.attrs().getFloat("weight_decay"));
-}
-
-// Runs after the update's kernels on the same stream (they read Step): StepOut may be Step.
-template <typename T> __global__ void stepKernel(const T *step, T *stepOut) {
-  stepOut[0] = step[0] + T(1);
-}
-
-/// StepOut = Step + 1, when the op counts its updates (as on the CPU, also when no row is
-/// touched); call it after the update's launches.
-template <typename T> void advanceStep(KernelContext &ctx) {
-  if (ctx.hasInput("Step") && ctx.hasOutput("StepOut"))
-    stepKernel<T>
-        <<<1, 1, 0, stream()>>>(ctx.input("Step").data<T>(), ctx.output("StepOut").data<T>());
-}
 } // namespace
 
 using kernels::rowWidth;
@@ -294,7 +258,7 @@ template <typename T> llvm::Error lazyAdam(KernelContext &ctx) {
                     T(ctx.attrs().getFloat("beta2")),
                     T(ctx.attrs().getFloat("epsilon")),
                     coupledDecay<T>(ctx),
-                    ctx.op().type() == "adamw" ? T(ctx.attrs().getFloat("weight_decay")) : T(0)};
+                    decoupledDecay<T>(ctx)};
   if (llvm::Error err = keepUntouched(ctx, {{"Param", "ParamOut"},
                                             {"Moment1", "Moment1Out"},
                                             {"Moment2", "Moment2Out"},
