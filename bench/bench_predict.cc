@@ -4,7 +4,7 @@
 // and its scores of the first 256 (DIR/scores.npy), for the same measurement in PyTorch
 // (bench/torch_predict.py; bench/predict.sh runs both).
 //
-// Usage: bench_predict EXPORT_DIR --data FILE [--rows N] [--seconds S] [--dump DIR]
+// Usage: bench_predict EXPORT_DIR --data FILE [--rows N] [--seconds S] [--dump DIR] [--bf16]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +25,7 @@ static cl::opt<std::string> exportDir(cl::Positional, cl::Required, cl::desc("<e
 static cl::opt<std::string> data("data", cl::desc("criteo rows to predict"), cl::Required);
 static cl::opt<int64_t> rowCount("rows", cl::desc("rows read from --data"), cl::init(8192));
 static cl::opt<double> seconds("seconds", cl::desc("time per throughput run"), cl::init(3));
+static cl::opt<bool> bf16("bf16", cl::desc("run the layers in bfloat16 (PredictorOptions)"));
 static cl::opt<std::string> dumpDir("dump", cl::desc("write the rows and scores here"));
 
 static ExitOnError exitOnErr("bench_predict: error: ");
@@ -51,7 +52,11 @@ static double percentile(std::vector<double> v, double p) {
 
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "bench_predict: oar::Predictor latency and rows/s\n");
-  auto predictor = exitOnErr(oar::Predictor::load(exportDir));
+  oar::PredictorOptions options;
+  options.bf16Layers = bf16;
+  auto predictor = exitOnErr(oar::Predictor::load(exportDir, options));
+  // Lines name the precision: bench/predict.sh runs f32 and bf16 and compares each with torch's.
+  std::string who = bf16 ? "oar bf16" : "oar";
   // The rows, read once through the export's feed.
   oar::proto::DataFeed feed = predictor->program().test_feed();
   feed.clear_files();
@@ -89,7 +94,7 @@ int main(int argc, char **argv) {
       if (i >= calls / 10) // the first tenth warms up
         us.push_back(t);
     }
-    outs() << formatv("oar latency batch {0}: p50 {1:f1} us, p99 {2:f1} us\n", size,
+    outs() << formatv("{0} latency batch {1}: p50 {2:f1} us, p99 {3:f1} us\n", who, size,
                       percentile(us, 0.5), percentile(us, 0.99));
   }
   // Rows/s: T callers, batches of 256, for `seconds`.
@@ -113,7 +118,7 @@ int main(int argc, char **argv) {
     for (std::thread &c : callers)
       c.join();
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    outs() << formatv("oar rows/s batch 256, {0} thread(s): {1:f0}\n", threads, done / secs);
+    outs() << formatv("{0} rows/s batch 256, {1} thread(s): {2:f0}\n", who, threads, done / secs);
   }
   return 0;
 }

@@ -5,7 +5,8 @@
 # (bench/torch_predict.py: Debian's python3-torch on OpenBLAS-pthreads with as many threads,
 # eval mode,
 # torch.inference_mode) on the same rows, in one run: latency p50/p99 at batch 1 and 256, and
-# rows/s at batch 256 with 1 and 2 threads, with each ratio stated as oar over torch.
+# rows/s at batch 256 with 1 and 2 threads, with each ratio stated as oar over torch; in f32,
+# and in bf16 where the CPU has AVX-512 (oar-predict --bf16 against torch's MLP in bfloat16).
 # Usage: bench/predict.sh [LINES]   (after scripts/setup.sh; default 100000 training lines)
 set -euo pipefail
 lines=${1:-100000}
@@ -23,6 +24,15 @@ mkdir -p "$work/rows"
 echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%F)"
 OMP_NUM_THREADS=1 $b/bench_predict "$work/export" --data "$work/data/test.txt" --rows 16384 \
   --dump "$work/rows" | tee "$work/oar.txt"
+# bf16: the layers' products in bfloat16 (AMX where the CPU has it); not on CPUs without AVX-512.
+precisions=f32
+if OMP_NUM_THREADS=1 $b/bench_predict "$work/export" --data "$work/data/test.txt" --rows 16384 \
+  --bf16 > "$work/oar_bf16.txt" 2>&1; then
+  cat "$work/oar_bf16.txt"
+  precisions="f32 bf16"
+else
+  echo "(no bf16 figures: $(tail -1 "$work/oar_bf16.txt"))"
+fi
 py=/usr/bin/python3
 if ! $py -c 'import torch' 2>/dev/null; then
   echo "(python3-torch is not installed: no torch figures)"
@@ -34,30 +44,32 @@ coretype=
 grep -qw avx512f /proc/cpuinfo && coretype=SKYLAKEX
 # Two threads: torch's intra-op threads over a 1-thread OpenBLAS, or OpenBLAS's threads too, or
 # two Python threads calling the model at once (as oar's two callers do); the best counts.
-for run in "1 1 1" "2 1 1" "2 2 1" "1 1 2"; do
-  read -r threads blas callers <<<"$run"
-  env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-    ${coretype:+OPENBLAS_CORETYPE=$coretype} OPENBLAS_NUM_THREADS=$blas OMP_NUM_THREADS=$threads \
-    $py bench/torch_predict.py --export "$work/export" --rows "$work/rows" --vocab 4194304 \
-    --threads $threads --callers $callers $([ "$run" = "1 1 1" ] && echo --latency)
-done | tee "$work/torch.txt"
-# oar over torch, line by line: latency (lower is better: torch's / oar's) and rows/s (oar's /
-# torch's); above 1, oar is ahead.
-latency() { grep -F "$1 latency batch $2:" "$3" | sed -E 's/.*p50 ([0-9.]+) us, p99 ([0-9.]+) us/\1 \2/'; }
-rowsPerSec() { grep -F "$1 rows/s batch 256, $2 thread" "$3" | awk '$NF > best {best = $NF} END {print best}'; }
-for size in 1 256; do
-  read -r op50 op99 <<<"$(latency oar $size "$work/oar.txt")"
-  read -r tp50 tp99 <<<"$(latency torch $size "$work/torch.txt")"
-  awk -v s=$size -v a="$op50" -v b="$tp50" -v c="$op99" -v d="$tp99" 'BEGIN {
-    printf "latency, batch %s: oar is %.2fx as fast as torch at p50, %.2fx at p99\n", s, b / a, d / c}'
+for precision in $precisions; do
+  for run in "1 1 1" "2 1 1" "2 2 1" "1 1 2"; do
+    read -r threads blas callers <<<"$run"
+    env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+      ${coretype:+OPENBLAS_CORETYPE=$coretype} OPENBLAS_NUM_THREADS=$blas OMP_NUM_THREADS=$threads \
+      $py bench/torch_predict.py --export "$work/export" --rows "$work/rows" --vocab 4194304 \
+      --threads $threads --callers $callers $([ "$run" = "1 1 1" ] && echo --latency) \
+      $([ $precision = bf16 ] && echo --bf16)
+  done | tee "$work/torch_$precision.txt"
 done
-for threads in 1 2; do
-  awk -v t=$threads -v a="$(rowsPerSec oar $threads "$work/oar.txt")" \
-    -v b="$(rowsPerSec torch $threads "$work/torch.txt")" 'BEGIN {
-    printf "rows/s, batch 256, %s thread(s): oar / torch = %.2f (%d / %d)\n", t, a / b, a, b}'
+mv "$work/oar.txt" "$work/oar_f32.txt"
+# oar over torch, line by line and precision by precision: latency (lower is better: torch's /
+# oar's) and rows/s (oar's / torch's); above 1, oar is ahead.
+latency() { grep -F "latency batch $1:" "$2" | sed -E 's/.*p50 ([0-9.]+) us, p99 ([0-9.]+) us/\1 \2/'; }
+rowsPerSec() { grep -F "rows/s batch 256, $1 thread" "$2" | awk '$NF > best {best = $NF} END {print best}'; }
+for precision in $precisions; do
+  o="$work/oar_$precision.txt" t="$work/torch_$precision.txt"
+  for size in 1 256; do
+    read -r op50 op99 <<<"$(latency $size "$o")"
+    read -r tp50 tp99 <<<"$(latency $size "$t")"
+    awk -v p=$precision -v s=$size -v a="$op50" -v b="$tp50" -v c="$op99" -v d="$tp99" 'BEGIN {
+      printf "%s, latency, batch %s: oar is %.2fx as fast as torch at p50, %.2fx at p99\n", p, s, b / a, d / c}'
+  done
+  for threads in 1 2; do
+    awk -v p=$precision -v t=$threads -v a="$(rowsPerSec $threads "$o")" \
+      -v b="$(rowsPerSec $threads "$t")" 'BEGIN {
+      printf "%s, rows/s, batch 256, %s thread(s): oar / torch = %.2f (%d / %d)\n", p, t, a / b, a, b}'
+  done
 done
-# At batch 1, a row per call: rows/s is 1 / latency.
-read -r op50 _ <<<"$(latency oar 1 "$work/oar.txt")"
-read -r tp50 _ <<<"$(latency torch 1 "$work/torch.txt")"
-awk -v a="$op50" -v b="$tp50" 'BEGIN {
-  printf "rows/s, batch 1, 1 thread: oar / torch = %.2f (%.0f / %.0f)\n", b / a, 1e6 / a, 1e6 / b}'

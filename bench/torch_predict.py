@@ -20,6 +20,10 @@ ap.add_argument("--vocab", type=int, required=True)
 ap.add_argument("--seconds", type=float, default=3)
 ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--latency", action="store_true")
+ap.add_argument("--bf16", action="store_true",
+                help="the MLP's weights and inputs in bfloat16 (oneDNN's AMX kernels under "
+                     "torch.nn.Linear where the CPU has them), as oar-predict --bf16 runs it; the "
+                     "fastest of the bf16 forms tried (autocast ran a fifth slower)")
 ap.add_argument("--callers", type=int, default=1,
                 help="Python threads calling the model at once (each op releases the GIL), "
                      "as oar's callers of predict() do; with --threads 1 each")
@@ -63,7 +67,8 @@ class WideDeep(torch.nn.Module):
     def forward(self, sparse, dense):
         ids = sparse % args.vocab
         wide = self.wide(ids).view(-1, 26).sum(1, keepdim=True) + self.linear(dense)
-        deep = self.deep(torch.cat([self.emb(ids).view(-1, 260), dense], 1))
+        deep = torch.cat([self.emb(ids).view(-1, 260), dense], 1)
+        deep = self.deep(deep.to(torch.bfloat16)).float() if args.bf16 else self.deep(deep)
         return torch.sigmoid(wide + deep)
 
 
@@ -72,11 +77,14 @@ dense = torch.from_numpy(np.load(os.path.join(args.rows, "dense.npy")))
 oar_scores = np.load(os.path.join(args.rows, "scores.npy"))
 n = sparse.shape[0]
 model = WideDeep().eval()
+if args.bf16:
+    model.deep.to(torch.bfloat16)
+who = "torch bf16" if args.bf16 else "torch"
 with torch.inference_mode():
     torch.set_num_threads(args.threads)
     if args.latency:
         ours = model(sparse[:256], dense[:256]).numpy()
-        print(f"torch: largest difference from oar's scores: {np.abs(ours - oar_scores).max():.3g}")
+        print(f"{who}: largest difference from oar's f32 scores: {np.abs(ours - oar_scores).max():.3g}")
         for size in (1, 256):
             calls = 4000 if size == 1 else 400
             us = []
@@ -87,7 +95,7 @@ with torch.inference_mode():
                 model(s, d)
                 if i >= calls // 10:
                     us.append((time.perf_counter() - start) * 1e6)
-            print(f"torch latency batch {size}: p50 {np.percentile(us, 50):.1f} us, "
+            print(f"{who} latency batch {size}: p50 {np.percentile(us, 50):.1f} us, "
                   f"p99 {np.percentile(us, 99):.1f} us")
     batches = [(sparse[b:b + 256], dense[b:b + 256]) for b in range(0, n - 255, 256)]
     for _ in range(3):
@@ -103,12 +111,17 @@ with torch.inference_mode():
                 i += args.callers
 
     start = time.perf_counter()
-    callers = [threading.Thread(target=call, args=(c,)) for c in range(args.callers)]
-    for t in callers:
-        t.start()
-    for t in callers:
-        t.join()
+    if args.callers == 1:
+        # On the main thread: the same model called from a Python thread ran a quarter slower
+        # here (about 78k against 104k rows/s), which would favour oar.
+        call(0)
+    else:
+        callers = [threading.Thread(target=call, args=(c,)) for c in range(args.callers)]
+        for t in callers:
+            t.start()
+        for t in callers:
+            t.join()
     label = args.threads if args.callers == 1 else args.callers
     how = "intra-op" if args.callers == 1 else "callers"
-    print(f"torch rows/s batch 256, {label} thread(s) ({how}): "
+    print(f"{who} rows/s batch 256, {label} thread(s) ({how}): "
           f"{sum(counts) / (time.perf_counter() - start):.0f}")

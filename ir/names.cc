@@ -61,6 +61,7 @@ std::string zerosName(llvm::StringRef var) { return (var + "@ZEROS").str(); }
 std::string tableKeysName(llvm::StringRef table) { return (table + "@KEYS").str(); }
 std::string tableValuesName(llvm::StringRef table) { return (table + "@VALUES").str(); }
 std::string tableIndexName(llvm::StringRef table) { return (table + "@INDEX").str(); }
+std::string bf16Name(llvm::StringRef var) { return (var + "@BF16").str(); }
 
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind) {
   return (param + "_" + kind + "_0").str();

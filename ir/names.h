@@ -44,6 +44,8 @@ std::string zerosName(llvm::StringRef var);
 std::string tableKeysName(llvm::StringRef table);
 std::string tableValuesName(llvm::StringRef table);
 std::string tableIndexName(llvm::StringRef table);
+/// `w` -> `w@BF16`: a served weight rounded to bfloat16 (a predictor's bf16 layers).
+std::string bf16Name(llvm::StringRef var);
 /// Names of a parameter's optimizer state: `w`, "moment1" -> `w_moment1_0`.
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind);
 

@@ -25,6 +25,8 @@ size_t dtypeSize(DType dtype) {
   case proto::F64:
   case proto::I64:
     return 8;
+  case proto::BF16:
+    return 2;
   default:
     return 0;
   }
@@ -40,6 +42,8 @@ llvm::StringRef dtypeName(DType dtype) {
     return "i32";
   case proto::I64:
     return "i64";
+  case proto::BF16:
+    return "bf16";
   default:
     return "unset";
   }

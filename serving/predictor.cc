@@ -3,9 +3,14 @@
 
 #include <omp.h>
 
+#include <mutex>
+#include <utility>
+
 #include "executor/executor.h"
 #include "ir/names.h"
+#include "serving/bf16_layer.h"
 #include "serving/export.h"
+#include "serving/fuse_fc.h"
 #include "serving/key_index.h"
 #include "support/error.h"
 
@@ -13,11 +18,61 @@ namespace oar {
 
 struct Predictor::Impl {
   proto::Program program;
+  /// What predict() runs: the program with its layers fused (PredictorOptions::fuseLayers).
+  proto::Program run;
   std::vector<std::string> inputs, outputs;
   /// The model's vars (params, tables' keys, values and index), shared read-only by every call.
   std::vector<std::pair<std::string, Tensor>> model;
   PredictorOptions options;
+  /// Scopes of finished calls, each holding the model's vars and its last call's intermediate
+  /// tensors: a call takes one (or makes one) and gives it back.
+  mutable std::mutex poolMutex;
+  mutable std::vector<std::unique_ptr<Scope>> pool;
+
+  std::unique_ptr<Scope> takeScope() const {
+    {
+      std::lock_guard<std::mutex> lock(poolMutex);
+      if (!pool.empty()) {
+        std::unique_ptr<Scope> s = std::move(pool.back());
+        pool.pop_back();
+        return s;
+      }
+    }
+    auto s = std::make_unique<Scope>(); // copies share the model's buffers, which no op writes
+    for (const auto &[name, t] : model)
+      s->get(name) = t;
+    return s;
+  }
+  void giveBack(std::unique_ptr<Scope> s) const {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    pool.push_back(std::move(s));
+  }
 };
+
+/// Gives each fc op of `run` its weight in bf16, a var added to `model`.
+static llvm::Error useBf16Layers(proto::Program &run,
+                                 std::vector<std::pair<std::string, Tensor>> &model) {
+  if (llvm::Error err = checkBf16Layers())
+    return err;
+  proto::Block &block = *run.mutable_blocks(0);
+  for (proto::Op &op : *block.mutable_ops()) {
+    if (op.type() != "fc")
+      continue;
+    std::string w = opInputs(op, "W")[0];
+    auto param = llvm::find_if(model, [&](const auto &var) { return var.first == w; });
+    if (param == model.end() || param->second.dtype() != proto::F32)
+      continue; // not one of the export's f32 params: the layer stays f32
+    const Tensor &f32 = param->second;
+    Tensor bf16(proto::BF16, f32.dims());
+    floatsToBf16(f32.data<float>(), static_cast<uint16_t *>(bf16.raw()), f32.numel());
+    declareVar(block, bf16Name(w), proto::BF16, f32.dims());
+    proto::Slot *slot = op.add_inputs();
+    slot->set_slot("WBf16");
+    slot->add_names(bf16Name(w));
+    model.emplace_back(bf16Name(w), std::move(bf16));
+  }
+  return llvm::Error::success();
+}
 
 Predictor::Predictor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Predictor::~Predictor() = default;
@@ -37,12 +92,20 @@ llvm::Expected<std::unique_ptr<Predictor>> Predictor::fromExport(ExportedModel m
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->program = std::move(model.program);
+  impl->run = impl->program;
+  if (options.fuseLayers)
+    fuseFullyConnected(impl->run);
   impl->inputs.assign(impl->program.inputs().begin(), impl->program.inputs().end());
   impl->outputs.assign(impl->program.predictions().begin(), impl->program.predictions().end());
   if (impl->outputs.empty())
     return makeError("the export names no output");
   for (auto &[name, t] : model.params)
     impl->model.emplace_back(name, std::move(t));
+  if (options.bf16Layers && !options.fuseLayers)
+    return makeError("bf16Layers runs the fused layers in bfloat16: it needs fuseLayers");
+  if (options.bf16Layers)
+    if (llvm::Error err = useBf16Layers(impl->run, impl->model))
+      return std::move(err);
   for (auto &[name, t] : model.tables) {
     // Keys 0..n-1 (a table trained dense) are their own rows: no index to build.
     const auto *k = static_cast<const uint64_t *>(t.keys.raw());
@@ -75,9 +138,6 @@ llvm::Expected<std::vector<Tensor>> Predictor::predict(const std::vector<Tensor>
   if (batch.size() != m.inputs.size())
     return makeError("predict: {0} tensors for {1} inputs ({2})", batch.size(), m.inputs.size(),
                      llvm::join(m.inputs, ", "));
-  Scope scope; // this call's own: copies share the model's buffers, which no op writes
-  for (const auto &[name, t] : m.model)
-    scope.get(name) = t;
   int64_t rows = -1;
   for (size_t i = 0; i < batch.size(); ++i) {
     const Tensor &t = batch[i];
@@ -94,20 +154,31 @@ llvm::Expected<std::vector<Tensor>> Predictor::predict(const std::vector<Tensor>
       return makeError("predict: input {0} has {1} rows but {2} has {3}", m.inputs[i], t.dim(0),
                        m.inputs[0], rows);
     rows = t.dim(0);
-    scope.get(m.inputs[i]) = t;
   }
+  std::unique_ptr<Scope> scope = m.takeScope();
+  for (size_t i = 0; i < batch.size(); ++i)
+    scope->get(m.inputs[i]) = batch[i];
   // OpenMP's thread count is per calling thread: each call sets its own.
   omp_set_num_threads(m.options.threadsPerCall);
   Executor exec;
-  if (llvm::Error err = exec.run(m.program, scope))
-    return addContext(std::move(err), "predict");
+  llvm::Error err = exec.run(m.run, *scope);
   std::vector<Tensor> out;
   for (const std::string &o : m.outputs) {
-    const Tensor *t = scope.find(o);
-    if (!t || !t->initialized())
-      return makeError("predict: the model did not compute {0}", o);
-    out.push_back(onHost(*t));
+    Tensor *t = err ? nullptr : scope->find(o);
+    if (!err && (!t || !t->initialized()))
+      err = makeError("the model did not compute {0}", o);
+    if (err)
+      break;
+    // The caller's now (the next call makes another), unless it is one of the model's own.
+    bool own = llvm::any_of(m.model, [&](const auto &var) { return var.first == o; });
+    out.push_back(onHost(own ? *t : std::exchange(*t, Tensor())));
   }
+  // The scope keeps no reference to the caller's rows.
+  for (const std::string &in : m.inputs)
+    scope->get(in) = Tensor();
+  m.giveBack(std::move(scope));
+  if (err)
+    return addContext(std::move(err), "predict");
   return out;
 }
 

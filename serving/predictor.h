@@ -21,6 +21,13 @@ struct PredictorOptions {
   /// predict() at once (a server's request threads) keep 1; one caller with large batches may
   /// give it more.
   int threadsPerCall = 1;
+  /// Runs each fully connected layer (mul, bias, relu) as one op (serving/fuse_fc.h). The scores
+  /// are the same to the last bit; off only to compare.
+  bool fuseLayers = true;
+  /// Runs the fused layers' matrix products in bfloat16 (serving/bf16_layer.h): several times
+  /// the f32 speed on CPUs with AMX, scores off by about 1e-3. load() fails where the CPU has no
+  /// bf16 product (no AVX-512).
+  bool bf16Layers = false;
 };
 
 class Predictor {
@@ -46,7 +53,8 @@ public:
   /// Runs the model on one batch: `batch[i]` feeds inputs()[i], each with the same number of
   /// rows along dim 0. Returns one tensor per output with a row per input row. Safe to call from
   /// many threads at once: each call has its own vars, and the model's are read only. Errors name
-  /// the input or the op.
+  /// the input or the op. A call's intermediate tensors are kept for the next call (as many sets
+  /// as calls have run at once), so a steady load allocates nothing after its first batches.
   llvm::Expected<std::vector<Tensor>> predict(const std::vector<Tensor> &batch) const;
 
 private:

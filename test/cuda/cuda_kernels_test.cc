@@ -214,6 +214,7 @@ static const char *const kHostOnlyOps[] = {
     "distributed_push_sparse",
     "sparse_table",
     "lookup_sorted_table", // serving runs on the CPU
+    "fc",                  // the predictor's fused layer: serving runs on the CPU
     "c_allreduce_avg",     // Gloo's all-reduce of host memory (NCCL for GPU trainers: not yet)
 };
 
