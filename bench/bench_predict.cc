@@ -104,17 +104,20 @@ int main(int argc, char **argv) {
   for (int threads : {1, 2}) {
     std::atomic<int64_t> done{0};
     std::atomic<bool> stop{false};
-    std::vector<std::thread> callers;
     auto start = Clock::now();
-    for (int t = 0; t < threads; ++t)
-      callers.emplace_back([&, t] {
-        for (size_t i = t; !stop; i += threads) {
-          exitOnErr(predictor->predict(batches[i % batches.size()]));
-          done += 256;
-        }
-      });
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds.getValue()));
-    stop = true;
+    auto call = [&](int t) {
+      for (size_t i = t; !stop; i += threads) {
+        exitOnErr(predictor->predict(batches[i % batches.size()]));
+        done += 256;
+        if (t == 0 && Clock::now() - start > std::chrono::duration<double>(seconds.getValue()))
+          stop = true;
+      }
+    };
+    // One caller runs on the main thread, as bench/torch_predict.py's does.
+    std::vector<std::thread> callers;
+    for (int t = 1; t < threads; ++t)
+      callers.emplace_back(call, t);
+    call(0);
     for (std::thread &c : callers)
       c.join();
     double secs = std::chrono::duration<double>(Clock::now() - start).count();

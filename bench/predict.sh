@@ -22,54 +22,80 @@ $b/oar-executor --main "$work/model/main.pb" --startup "$work/model/startup.pb" 
 $b/oar-export "$work/model" --load "$work/save" -o "$work/export" >/dev/null
 mkdir -p "$work/rows"
 echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%F)"
-OMP_NUM_THREADS=1 $b/bench_predict "$work/export" --data "$work/data/test.txt" --rows 16384 \
-  --dump "$work/rows" | tee "$work/oar.txt"
+oarRun() { # oarRun PRECISION ROUND [bench_predict flags]
+  local precision=$1 round=$2
+  shift 2
+  OMP_NUM_THREADS=1 $b/bench_predict "$work/export" --data "$work/data/test.txt" --rows 16384 \
+    --seconds 2 "$@" > "$work/oar_$precision.$round.txt" 2>&1
+}
+oarRun f32 0 --dump "$work/rows"
 # bf16: the layers' products in bfloat16 (AMX where the CPU has it); not on CPUs without AVX-512.
 precisions=f32
-if OMP_NUM_THREADS=1 $b/bench_predict "$work/export" --data "$work/data/test.txt" --rows 16384 \
-  --bf16 > "$work/oar_bf16.txt" 2>&1; then
-  cat "$work/oar_bf16.txt"
+if oarRun bf16 0 --bf16; then
   precisions="f32 bf16"
 else
-  echo "(no bf16 figures: $(tail -1 "$work/oar_bf16.txt"))"
+  echo "(no bf16 figures: $(tail -1 "$work/oar_bf16.0.txt"))"
 fi
 py=/usr/bin/python3
-if ! $py -c 'import torch' 2>/dev/null; then
-  echo "(python3-torch is not installed: no torch figures)"
-  exit 0
-fi
+torch=yes
+$py -c 'import torch' 2>/dev/null || torch=
+[ -n "$torch" ] || echo "(python3-torch is not installed: no torch figures)"
 # OpenBLAS's Skylake-X kernels where the CPU has AVX-512 (elsewhere they stop on an illegal
 # instruction, and OpenBLAS's own choice is the fast one).
 coretype=
 grep -qw avx512f /proc/cpuinfo && coretype=SKYLAKEX
-# Two threads: torch's intra-op threads over a 1-thread OpenBLAS, or OpenBLAS's threads too, or
-# two Python threads calling the model at once (as oar's two callers do); the best counts.
-for precision in $precisions; do
+torchRun() { # torchRun PRECISION ROUND
+  # Two threads: torch's intra-op threads over a 1-thread OpenBLAS, or OpenBLAS's threads too,
+  # or two Python threads calling the model at once (as oar's two callers do); the best counts.
   for run in "1 1 1" "2 1 1" "2 2 1" "1 1 2"; do
     read -r threads blas callers <<<"$run"
     env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
       ${coretype:+OPENBLAS_CORETYPE=$coretype} OPENBLAS_NUM_THREADS=$blas OMP_NUM_THREADS=$threads \
       $py bench/torch_predict.py --export "$work/export" --rows "$work/rows" --vocab 4194304 \
-      --threads $threads --callers $callers $([ "$run" = "1 1 1" ] && echo --latency) \
-      $([ $precision = bf16 ] && echo --bf16)
-  done | tee "$work/torch_$precision.txt"
+      --threads $threads --callers $callers --seconds 2 $([ "$run" = "1 1 1" ] && echo --latency) \
+      $([ $1 = bf16 ] && echo --bf16)
+  done > "$work/torch_$1.$2.txt"
+}
+# Rounds, oar and torch in turn within each: this machine's speed drifts by half within minutes,
+# so each figure below is the median of its rounds.
+rounds=${ROUNDS:-3}
+for round in $(seq 1 "$rounds"); do
+  for precision in $precisions; do
+    oarRun $precision $round $([ $precision = bf16 ] && echo --bf16)
+    [ -z "$torch" ] || torchRun $precision $round
+  done
 done
-mv "$work/oar.txt" "$work/oar_f32.txt"
-# oar over torch, line by line and precision by precision: latency (lower is better: torch's /
-# oar's) and rows/s (oar's / torch's); above 1, oar is ahead.
-latency() { grep -F "latency batch $1:" "$2" | sed -E 's/.*p50 ([0-9.]+) us, p99 ([0-9.]+) us/\1 \2/'; }
-rowsPerSec() { grep -F "rows/s batch 256, $1 thread" "$2" | awk '$NF > best {best = $NF} END {print best}'; }
+cat "$work"/oar_*.1.txt
+[ -z "$torch" ] && exit 0
+cat "$work"/torch_*.1.txt
+median() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# FIELD (1: p50, 2: p99) of the latency at batch SIZE, median over the rounds of WHO (oar|torch).
+latency() {
+  for round in $(seq 1 "$rounds"); do
+    grep -F "latency batch $3:" "$work/$1_$2.$round.txt" |
+      sed -E 's/.*p50 ([0-9.]+) us, p99 ([0-9.]+) us/\1 \2/' | cut -d' ' -f"$4"
+  done | median
+}
+# Rows/s at batch 256 with THREADS: each round's best form, median over the rounds.
+rowsPerSec() {
+  for round in $(seq 1 "$rounds"); do
+    grep -F "rows/s batch 256, $3 thread" "$work/$1_$2.$round.txt" |
+      awk '$NF > best {best = $NF} END {print best}'
+  done | median
+}
+# oar over torch: latency (lower is better: torch's / oar's) and rows/s (oar's / torch's); above
+# 1, oar is ahead.
+echo "# medians of $rounds rounds"
 for precision in $precisions; do
-  o="$work/oar_$precision.txt" t="$work/torch_$precision.txt"
   for size in 1 256; do
-    read -r op50 op99 <<<"$(latency $size "$o")"
-    read -r tp50 tp99 <<<"$(latency $size "$t")"
-    awk -v p=$precision -v s=$size -v a="$op50" -v b="$tp50" -v c="$op99" -v d="$tp99" 'BEGIN {
-      printf "%s, latency, batch %s: oar is %.2fx as fast as torch at p50, %.2fx at p99\n", p, s, b / a, d / c}'
+    awk -v p=$precision -v s=$size -v a="$(latency oar $precision $size 1)" \
+      -v b="$(latency torch $precision $size 1)" -v c="$(latency oar $precision $size 2)" \
+      -v d="$(latency torch $precision $size 2)" 'BEGIN {
+      printf "%s, latency, batch %s: oar p50 %.0f us, p99 %.0f us; torch p50 %.0f us, p99 %.0f us: oar is %.2fx as fast at p50, %.2fx at p99\n", p, s, a, c, b, d, b / a, d / c}'
   done
   for threads in 1 2; do
-    awk -v p=$precision -v t=$threads -v a="$(rowsPerSec $threads "$o")" \
-      -v b="$(rowsPerSec $threads "$t")" 'BEGIN {
+    awk -v p=$precision -v t=$threads -v a="$(rowsPerSec oar $precision $threads)" \
+      -v b="$(rowsPerSec torch $precision $threads)" 'BEGIN {
       printf "%s, rows/s, batch 256, %s thread(s): oar / torch = %.2f (%d / %d)\n", p, t, a / b, a, b}'
   done
 done

@@ -23,8 +23,8 @@ static llvm::Error inferFc(InferContext &ctx) {
                      ctx.describe("W"));
   if (ctx.hasInput("WBf16")) {
     const VarType &wb = ctx.input("WBf16");
-    if (wb.dtype != proto::BF16 || wb.dims != w.dims)
-      return makeError("{0}; WBf16 must be W ({1}) in bf16", ctx.describe("WBf16"),
+    if (wb.dtype != proto::BF16 || wb.rank() != 1)
+      return makeError("{0}; WBf16 must be W ({1}) packed in bf16, a vector", ctx.describe("WBf16"),
                        ctx.describe("W"));
   }
   std::string act = ctx.attrs().getString("activation");
@@ -44,8 +44,9 @@ OAR_OP(fc)
     .input("W", "the weight, [in, out]")
     .input("Bias", "the bias, [out]")
     .input("WBf16",
-           "W rounded to bf16: when given, the product runs in bfloat16 (the input rounded too; "
-           "serving/bf16_layer.h) and only f32 models take it",
+           "W rounded to bf16 in oneDNN's blocks for this CPU (packBf16Weights): when given, the "
+           "product runs in bfloat16 (the input rounded too; serving/bf16_layer.h), for f32 "
+           "models only",
            kOptional)
     .output("Out", "Input's leading dims followed by W's columns")
     .attr<int64_t>("in_num_col_dims", 1, "Input's dims before this index form the rows")

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "executor/tensor.h"
 #include "llvm/Support/Error.h"
 
 namespace oar {
@@ -13,12 +14,14 @@ namespace oar {
 /// says so.
 llvm::Error checkBf16Layers();
 
-/// `n` floats rounded to the nearest bfloat16 (ties to even; NaN stays NaN).
-void floatsToBf16(const float *in, uint16_t *out, int64_t n);
+/// `w` (f32 [k, n], row-major) rounded to bf16 (to nearest, ties to even) and laid out in the
+/// blocks oneDNN's matmul reads on this CPU, so that no call repacks it: a bf16 tensor of
+/// oneDNN's size for them, for bf16Layer.
+llvm::Expected<Tensor> packBf16Weights(const float *w, int64_t k, int64_t n);
 
-/// out[m x n] = act(x[m x k] * w[k x n] + bias[n]), with x rounded to bf16 first and w bf16,
-/// row-major; act is relu or the identity. Safe to call from many threads at once.
-llvm::Error bf16Layer(const float *x, int64_t m, int64_t k, const uint16_t *w, int64_t n,
+/// out[m x n] = act(x[m x k] * w + bias[n]) with x rounded to bf16 first and `packed` from
+/// packBf16Weights; act is relu or the identity. Safe to call from many threads at once.
+llvm::Error bf16Layer(const float *x, int64_t m, int64_t k, const Tensor &packed, int64_t n,
                       const float *bias, bool relu, float *out);
 
 } // namespace oar

@@ -15,8 +15,7 @@ template <typename T> static llvm::Error fc(KernelContext &ctx) {
   bool relu = ctx.attrs().getString("activation") == "relu";
   if (ctx.hasInput("WBf16")) {
     if constexpr (std::is_same_v<T, float>)
-      return bf16Layer(x.data<float>(), m, k,
-                       static_cast<const uint16_t *>(ctx.input("WBf16").raw()), n, bias, relu, out);
+      return bf16Layer(x.data<float>(), m, k, ctx.input("WBf16"), n, bias, relu, out);
     return makeError("{0}: a bf16 layer takes an f32 model", ctx.describeInput("WBf16"));
   }
   gemm(false, false, m, n, k, T(1), x.data<T>(), k, w.data<T>(), n, T(0), out, n);

@@ -63,13 +63,16 @@ static llvm::Error useBf16Layers(proto::Program &run,
     if (param == model.end() || param->second.dtype() != proto::F32)
       continue; // not one of the export's f32 params: the layer stays f32
     const Tensor &f32 = param->second;
-    Tensor bf16(proto::BF16, f32.dims());
-    floatsToBf16(f32.data<float>(), static_cast<uint16_t *>(bf16.raw()), f32.numel());
-    declareVar(block, bf16Name(w), proto::BF16, f32.dims());
+    if (f32.rank() != 2)
+      continue;
+    auto bf16 = packBf16Weights(f32.data<float>(), f32.dim(0), f32.dim(1));
+    if (!bf16)
+      return addContext(bf16.takeError(), w);
+    declareVar(block, bf16Name(w), proto::BF16, bf16->dims());
     proto::Slot *slot = op.add_inputs();
     slot->set_slot("WBf16");
     slot->add_names(bf16Name(w));
-    model.emplace_back(bf16Name(w), std::move(bf16));
+    model.emplace_back(bf16Name(w), std::move(*bf16));
   }
   return llvm::Error::success();
 }
