@@ -44,9 +44,6 @@ llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
                      "at trainer 0's rendezvous");
   if (opts.hybrid && (opts.mode == Mode::Geo || opts.mode == Mode::Collective))
     return makeError("a hybrid job's tables train sync or async, not {0}", modeName(opts.mode));
-  if (opts.hybrid && !opts.loadDir.empty())
-    return makeError("--load with --mode hybrid is not built yet (the dense params would load on "
-                     "trainer 0, the tables on the pservers)");
   if (opts.hybrid && opts.scheduler)
     return makeError("--mode hybrid with --scheduler is not built yet: the trainers meet at "
                      "trainer 0's rendezvous");
@@ -176,6 +173,8 @@ struct LaunchPlan {
     }
     if (opts.hybrid) // the dense params' all-reduce
       args.push_back("--rendezvous=" + rendezvous());
+    if (opts.hybrid && i == 0 && !opts.loadDir.empty()) // the dense state it broadcasts
+      args.insert(args.end(), {"--load", opts.loadDir});
     llvm::append_range(args, viaScheduler);
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});

@@ -1,7 +1,5 @@
 // A trainer of a collective job: no pservers; the ranks start from rank 0's params, average
 // their gradients every step (c_allreduce_avg), and each runs the optimizer itself.
-#include "checkpoint/checkpoint_reader.h"
-#include "checkpoint/load_model.h"
 #include "executor/device.h"
 #include "runtime/node/node.h"
 #include "runtime/node/run_env.h"
@@ -40,16 +38,9 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
   Scope scope;
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), who + " startup");
-  if (id == 0 && !opts.loadDir.empty()) {
-    auto ckpt = CheckpointReader::open(opts.loadDir);
-    if (!ckpt)
-      return ckpt.takeError();
-    auto loaded = loadSingleMachine(progs.main, progs.startup, scope, *ckpt);
-    if (!loaded)
-      return addContext(loaded.takeError(), who + " loading " + opts.loadDir);
-    if (llvm::Error err = checkStateComplete(*loaded, *ckpt, /*training=*/true))
-      return addContext(std::move(err), who + " loading " + opts.loadDir);
-  }
+  if (id == 0 && !opts.loadDir.empty())
+    if (llvm::Error err = loadTrainerState(progs.main, progs.startup, scope, opts.loadDir, who))
+      return err;
   if (llvm::Error err = broadcastState(**group, progs.main, scope))
     return err;
   if (opts.learningRate)

@@ -193,6 +193,14 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   Scope scope;
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), "trainer " + std::to_string(id) + " startup");
+  // A hybrid job's --load: trainer 0 loads the dense state it broadcasts, the pservers the tables.
+  if (group && id == 0 && !opts.loadDir.empty())
+    if (llvm::Error err =
+            loadTrainerState(progs.main, progs.startup, scope, opts.loadDir, "trainer 0")) {
+      std::string why = llvm::toString(std::move(err));
+      llvm::consumeError(comm.complete(why)); // the pservers stop waiting, and hear why
+      return makeError("{0}", why);
+    }
   if (group)
     if (llvm::Error err = broadcastState(*group, progs.main, scope)) {
       std::string why = llvm::toString(std::move(err));

@@ -1,6 +1,8 @@
 // Joining a job's trainers, their common start, and their agreement on the steps.
 #include "runtime/node/trainer_group.h"
 
+#include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/load_model.h"
 #include "executor/device.h"
 #include "support/error.h"
 #include "support/signals.h"
@@ -69,6 +71,17 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
   c.shouldStop = stopRequested;
   c.log = opts.log;
   return CollectiveGroup::join(std::move(c));
+}
+
+llvm::Error loadTrainerState(const proto::Program &main, const proto::Program &startup,
+                             Scope &scope, const std::string &dir, const std::string &who) {
+  auto ckpt = CheckpointReader::open(dir);
+  if (!ckpt)
+    return ckpt.takeError();
+  auto loaded = loadSingleMachine(main, startup, scope, *ckpt);
+  if (!loaded)
+    return addContext(loaded.takeError(), who + " loading " + dir);
+  return addContext(checkStateComplete(*loaded, *ckpt, /*training=*/true), who + " loading " + dir);
 }
 
 llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, Scope &scope) {

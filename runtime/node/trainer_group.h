@@ -21,6 +21,13 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
 /// sizes (Gloo would abort). Vars no trainer holds (a hybrid job's tables) are skipped.
 llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, Scope &scope);
 
+/// --load on trainer 0 of a collective or hybrid job: the vars of `main` it holds (the dense
+/// params and their optimizer state), from a checkpoint of any layout, before broadcastState
+/// gives them to the others. A hybrid job's tables are not among them: its pservers load those.
+/// Errors name the var missing and the directory.
+llvm::Error loadTrainerState(const proto::Program &main, const proto::Program &startup,
+                             Scope &scope, const std::string &dir, const std::string &who);
+
 /// Each step is an all-reduce among the trainers: one that took a step more than the others
 /// would wait in it for trainers that have ended. So they agree before training on their batches
 /// an epoch, or, where a streamed feed cannot tell ahead, on each step (TrainOptions'

@@ -65,6 +65,39 @@ TEST_CASE("hybrid wide_deep keeps only the tables on the pservers; sync gives th
   CHECK(std::abs(async - aucOf(lines[0])) < 0.02);
 }
 
+TEST_CASE("a hybrid job loads a save of a hybrid job, of one machine and of a sync PS job, and "
+          "scores the saved model; a save missing a dense param is one line naming it",
+          "[e2e][runtime][collective][ctr]") {
+  std::string dir = scratchDir("hybrid_load");
+  std::string model = wideDeep(dir + "/model", ctrData(), "--vocab=65536");
+  // Each save with the test line of the model it holds.
+  std::vector<std::pair<std::string, std::string>> saves;
+  saves.emplace_back(
+      dir + "/hybrid",
+      testLine(launch("--mode=hybrid --server-num=2 --save " + dir + "/hybrid", model)));
+  saves.emplace_back(
+      dir + "/single",
+      testLine(run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
+                   "/startup.pb --batch-size=1000 --save " + dir + "/single")));
+  saves.emplace_back(dir + "/ps",
+                     testLine(launch("--mode=sync --server-num=3 --save " + dir + "/ps", model)));
+  for (const auto &[save, line] : saves) {
+    INFO(save);
+    // A rate too small to move any weight: the job's final evaluation scores the loaded model.
+    // (Hybrid jobs have no --eval-only; each trainer joins the all-reduce of every step.)
+    std::string out = launch("--mode=hybrid --server-num=2 --lr=1e-30 --load " + save, model);
+    CHECK(testLine(out) == line);
+  }
+  // Without its dense params the save is refused, naming the missing one and the directory.
+  run("cp -r " + dir + "/hybrid " + dir + "/cut && rm " + dir + "/cut/fc_1.w_0.npy");
+  std::string out = runFailing(binDir() +
+                               "/oar-launch --worker-num=2 --timeout=60 --mode=hybrid "
+                               "--server-num=2 --load " +
+                               dir + "/cut " + model);
+  CHECK_THAT(out, Contains("trainer 0 loading " + dir + "/cut: the save of 2 pserver(s) in " + dir +
+                           "/cut holds nothing for parameter fc_1.w_0"));
+}
+
 TEST_CASE("hybrid wide_deep on a million oar-gen-ctr lines, sync and async, reaches the teacher's "
           "test AUC within 0.01",
           "[.][long][e2e][runtime][collective][ctr]") {
