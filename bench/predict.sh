@@ -53,7 +53,7 @@ torchRun() { # torchRun PRECISION ROUND
       ${coretype:+OPENBLAS_CORETYPE=$coretype} OPENBLAS_NUM_THREADS=$blas OMP_NUM_THREADS=$threads \
       $py bench/torch_predict.py --export "$work/export" --rows "$work/rows" --vocab 4194304 \
       --threads $threads --callers $callers --seconds 2 $([ "$run" = "1 1 1" ] && echo --latency) \
-      $([ $1 = bf16 ] && echo --bf16)
+      $([ $1 = bf16 ] && echo --bf16) || return 1
   done > "$work/torch_$1.$2.txt"
 }
 # Rounds, oar and torch in turn within each: this machine's speed drifts by half within minutes,
@@ -61,8 +61,12 @@ torchRun() { # torchRun PRECISION ROUND
 rounds=${ROUNDS:-3}
 for round in $(seq 1 "$rounds"); do
   for precision in $precisions; do
-    oarRun $precision $round $([ $precision = bf16 ] && echo --bf16)
-    [ -z "$torch" ] || torchRun $precision $round
+    oarRun $precision $round $([ $precision = bf16 ] && echo --bf16) ||
+      { cat "$work/oar_$precision.$round.txt"; exit 1; }
+    if [ -n "$torch" ] && ! torchRun $precision $round; then
+      echo "torch_predict.py failed ($precision, round $round)"
+      exit 1
+    fi
   done
 done
 cat "$work"/oar_*.1.txt
@@ -91,11 +95,13 @@ for precision in $precisions; do
     awk -v p=$precision -v s=$size -v a="$(latency oar $precision $size 1)" \
       -v b="$(latency torch $precision $size 1)" -v c="$(latency oar $precision $size 2)" \
       -v d="$(latency torch $precision $size 2)" 'BEGIN {
+      if (a == "" || b == "") { printf "%s, latency, batch %s: n/a (a run printed none)\n", p, s; exit }
       printf "%s, latency, batch %s: oar p50 %.0f us, p99 %.0f us; torch p50 %.0f us, p99 %.0f us: oar is %.2fx as fast at p50, %.2fx at p99\n", p, s, a, c, b, d, b / a, d / c}'
   done
   for threads in 1 2; do
     awk -v p=$precision -v t=$threads -v a="$(rowsPerSec oar $precision $threads)" \
       -v b="$(rowsPerSec torch $precision $threads)" 'BEGIN {
+      if (a == "" || b == "") { printf "%s, rows/s, batch 256, %s thread(s): n/a\n", p, t; exit }
       printf "%s, rows/s, batch 256, %s thread(s): oar / torch = %.2f (%d / %d)\n", p, t, a / b, a, b}'
   done
 done

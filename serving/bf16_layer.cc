@@ -8,6 +8,11 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+// matmul::desc and the primitive_desc constructors taking it are oneDNN 2's (3.0 replaced them).
+#if DNNL_VERSION_MAJOR != 2
+#error "serving/bf16_layer.cc is written for oneDNN 2.x (Debian 12's libdnnl-dev)"
+#endif
+
 #include "support/error.h"
 
 namespace oar {

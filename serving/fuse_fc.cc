@@ -89,6 +89,10 @@ int fuseFullyConnected(proto::Program &program) {
         consumed = 3;
       }
     }
+    if (out == x || out == w || out == bias) { // written in place: the fused op would read
+      ops.push_back(mul);                      // its own output
+      continue;
+    }
     ops.push_back(makeOp("fc", {{"Input", {x}}, {"W", {w}}, {"Bias", {bias}}}, {{"Out", {out}}},
                          {{"in_num_col_dims", xn}, {"activation", activation}}, mul.role()));
     ++fused;

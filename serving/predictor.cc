@@ -49,6 +49,12 @@ struct Predictor::Impl {
   }
 };
 
+static void addInput(proto::Op &op, const std::string &slot, const std::string &var) {
+  proto::Slot *s = op.add_inputs();
+  s->set_slot(slot);
+  s->add_names(var);
+}
+
 /// Gives each fc op of `run` its weight in bf16, a var added to `model`.
 static llvm::Error useBf16Layers(proto::Program &run,
                                  std::vector<std::pair<std::string, Tensor>> &model) {
@@ -63,15 +69,17 @@ static llvm::Error useBf16Layers(proto::Program &run,
     if (param == model.end() || param->second.dtype() != proto::F32)
       continue; // not one of the export's f32 params: the layer stays f32
     const Tensor &f32 = param->second;
-    if (f32.rank() != 2)
+    bool packed = llvm::any_of(model, [&](const auto &var) { return var.first == bf16Name(w); });
+    if (f32.rank() != 2 || packed) { // another layer's weight too: packed once
+      if (packed)
+        addInput(op, "WBf16", bf16Name(w));
       continue;
+    }
     auto bf16 = packBf16Weights(f32.data<float>(), f32.dim(0), f32.dim(1));
     if (!bf16)
       return addContext(bf16.takeError(), w);
     declareVar(block, bf16Name(w), proto::BF16, bf16->dims());
-    proto::Slot *slot = op.add_inputs();
-    slot->set_slot("WBf16");
-    slot->add_names(bf16Name(w));
+    addInput(op, "WBf16", bf16Name(w));
     model.emplace_back(bf16Name(w), std::move(*bf16));
   }
   return llvm::Error::success();
@@ -85,7 +93,10 @@ llvm::Expected<std::unique_ptr<Predictor>> Predictor::load(llvm::StringRef dir,
   auto model = readExport(dir);
   if (!model)
     return model.takeError();
-  return fromExport(std::move(*model), options);
+  auto predictor = fromExport(std::move(*model), options);
+  if (!predictor)
+    return addContext(predictor.takeError(), dir);
+  return predictor;
 }
 
 llvm::Expected<std::unique_ptr<Predictor>> Predictor::fromExport(ExportedModel model,

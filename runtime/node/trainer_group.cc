@@ -77,7 +77,7 @@ llvm::Error loadTrainerState(const proto::Program &main, const proto::Program &s
                              Scope &scope, const std::string &dir, const std::string &who) {
   auto ckpt = CheckpointReader::open(dir);
   if (!ckpt)
-    return ckpt.takeError();
+    return addContext(ckpt.takeError(), who + " loading " + dir);
   auto loaded = loadSingleMachine(main, startup, scope, *ckpt);
   if (!loaded)
     return addContext(loaded.takeError(), who + " loading " + dir);

@@ -103,6 +103,13 @@ TEST_CASE("fuseFullyConnected fuses mul, bias and relu, and leaves a layer whose
   *shared.mutable_blocks(0)->add_ops() = makeOp("relu", {{"X", {"m"}}}, {{"Out", {"other"}}});
   CHECK(fuseFullyConnected(shared) == 0);
 
+  // The layer writes its input in place: the fused op would read its own output.
+  proto::Program inPlace = layerProgram(false);
+  inPlace.mutable_blocks(0)->mutable_ops(2)->mutable_outputs(0)->set_names(0, "x");
+  inPlace.clear_predictions();
+  inPlace.add_predictions("x");
+  CHECK(fuseFullyConnected(inPlace) == 0);
+
   // A weight some op writes is not a param: nothing fuses.
   proto::Program written = layerProgram(false);
   *written.mutable_blocks(0)->mutable_ops()->Add() =
