@@ -1,6 +1,8 @@
 // Fusing mul, elementwise_add and relu into fc.
 #include "serving/fuse_fc.h"
 
+#include "ops/op_registry.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -30,9 +32,9 @@ struct Uses {
   }
 };
 
-int64_t intAttr(const proto::Op &op, llvm::StringRef name, int64_t missing) {
-  const proto::Attr *a = findAttr(op, name);
-  return a ? a->i() : missing;
+/// `name` of `op` as set, or its schema's default.
+int64_t intAttr(const proto::Op &op, llvm::StringRef name) {
+  return ops::AttrReader(op, *ops::lookupOp(op.type())).getInt(name);
 }
 
 /// The single input (or output) of `slot`, or "" when it has none or several.
@@ -62,17 +64,18 @@ int fuseFullyConnected(proto::Program &program) {
     const proto::Op &mul = block.ops(i);
     std::string x = only(opInputs(mul, "X")), w = only(opInputs(mul, "Y"));
     std::string product = only(opOutputs(mul, "Out"));
-    int64_t xn = intAttr(mul, "x_num_col_dims", 1);
     bool layer = mul.type() == "mul" && i + 1 < block.ops_size() && !x.empty() && isParam(w, 2) &&
-                 intAttr(mul, "y_num_col_dims", 1) == 1 && uses.internal(product);
+                 intAttr(mul, "y_num_col_dims") == 1 && uses.internal(product);
+    int64_t xn = layer ? intAttr(mul, "x_num_col_dims") : 0;
     const proto::Op *add = layer ? &block.ops(i + 1) : nullptr;
     std::string bias, sum;
     if (add) {
       bias = only(opInputs(*add, "Y"));
       sum = only(opOutputs(*add, "Out"));
-      int64_t axis = intAttr(*add, "axis", -1);
       layer = add->type() == "elementwise_add" && only(opInputs(*add, "X")) == product &&
-              isParam(bias, 1) && (axis == -1 || axis == xn) && !sum.empty();
+              isParam(bias, 1) && !sum.empty();
+      int64_t axis = layer ? intAttr(*add, "axis") : 0;
+      layer = layer && (axis == -1 || axis == xn);
     }
     if (!layer) {
       ops.push_back(mul);

@@ -22,6 +22,14 @@ std::string fitALineArgs(int batch, int epochs) {
          " --epochs=" + std::to_string(epochs);
 }
 
+/// oar-model flags of an MLP on the MNIST fixture's rows (`data`: its x.npy,y.npy), trained and
+/// tested on them, with `more` (layers, optimizer, toolkit).
+std::string mnistMlpArgs(const std::string &data, const std::string &more) {
+  return "--model=mlp --in=784 --out=10 --loss=softmax_with_cross_entropy --batch-size=32 "
+         "--format=npy --data=" +
+         data + " --test-data=" + data + " " + more;
+}
+
 /// Runs collective_job.sh: `trainers` trainers of `model` by hand, trainer 0 given the held
 /// rendezvous port; returns each trainer's "<status> <ms from the kill to its end>".
 std::vector<std::pair<int, long>> runByHand(const std::string &model, const std::string &out,
@@ -150,10 +158,8 @@ TEST_CASE("a collective job stops early on trainer 0's decision, every trainer a
   Fixture f = loadFixture("mnist_mlp_momentum");
   std::string dir = scratchDir("collective_early_stop");
   std::string data = f.dir + "/x.npy," + f.dir + "/y.npy";
-  makeModel(dir + "/m", "--model=mlp --in=784 --hidden=128,64 --out=10 "
-                        "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.2 "
-                        "--batch-size=32 --epochs=20 --format=npy --data=" +
-                            data + " --test-data=" + data);
+  makeModel(dir + "/m",
+            mnistMlpArgs(data, "--hidden=128,64 --optimizer=momentum --lr=0.2 --epochs=20"));
   std::string out = run(binDir() +
                         "/oar-launch --mode collective --worker-num=2 --eval-every=8 "
                         "--early-stop=2 --keep-best=loss --load " +
@@ -179,10 +185,8 @@ TEST_CASE("a model with batch norm and dropout saved by a collective job exports
   Fixture f = loadFixture("mnist_mlp_momentum");
   std::string dir = scratchDir("collective_dropout_export");
   std::string data = f.dir + "/x.npy," + f.dir + "/y.npy";
-  makeModel(dir + "/m", "--model=mlp --in=784 --hidden=64 --out=10 "
-                        "--loss=softmax_with_cross_entropy --optimizer=adam --lr=0.003 "
-                        "--norm=batch --dropout=0.3 --batch-size=32 --format=npy --data=" +
-                            data + " --test-data=" + data);
+  makeModel(dir + "/m", mnistMlpArgs(data, "--hidden=64 --optimizer=adam --lr=0.003 "
+                                           "--norm=batch --dropout=0.3"));
   std::string out = run(binDir() + "/oar-launch --mode collective --worker-num=2 --save " + dir +
                         "/s " + dir + "/m");
   CHECK_THAT(out, Contains("oar-launch: all 2 nodes finished"));
