@@ -19,7 +19,9 @@
 #include "runtime/collective/closed_pairs.h"
 #include "runtime/collective/rendezvous_server.h"
 #include "runtime/collective/rendezvous_store.h"
+#include "runtime/collective/shared_segment.h"
 #include "runtime/transport/channel.h"
+#include "runtime/wire/peer_memory.h"
 #include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -45,6 +47,8 @@ struct CollectiveGroup::Impl {
   std::shared_ptr<gloo::rendezvous::Context> context;
   /// Made once joined; destroyed before the context it probes.
   std::unique_ptr<ClosedPairs> closedPairs;
+  /// Set when every rank runs on this host: all-reduces go through it.
+  std::unique_ptr<SharedSegment> segment;
   uint32_t nextTag = 0;
   /// After a failed collective the pairs are in an unknown state: every later one fails too.
   std::string broken;
@@ -115,6 +119,9 @@ struct CollectiveGroup::Impl {
     try {
       run();
       return llvm::Error::success();
+    } catch (const SharedSegmentPeerGone &e) { // it names the ranks itself
+      broken = e.what();
+      return makeError("{0}: {1} failed: {2}", who(), what, e.what());
     } catch (const std::exception &e) {
       broken = e.what();
       return makeError("{0}: {1} failed: {2} ({3})", who(), what, whoFailed(e.what()), e.what());
@@ -151,6 +158,12 @@ struct CollectiveGroup::Impl {
   template <typename T> llvm::Error allreduce(T *data, size_t count) {
     if (count == 0)
       return llvm::Error::success();
+    if (segment)
+      return collective("all-reduce", [&] {
+        llvm::MutableArrayRef<T> whole(data, count);
+        segment->allreduce(llvm::makeArrayRef(whole), T(1),
+                           std::chrono::steady_clock::now() + opts.timeout);
+      });
     size_t streams = count * sizeof(T) >= CollectiveOptions::kMinStreamedBytes
                          ? std::min(contexts.size(), count)
                          : 1;
@@ -177,6 +190,75 @@ struct CollectiveGroup::Impl {
       if (failed)
         std::rethrow_exception(failed);
     });
+  }
+
+  /// allreduceMean's buffer on TCP, kept from call to call.
+  std::vector<float> bucketF32;
+  std::vector<double> bucketF64;
+  std::vector<float> &bucket(float *) { return bucketF32; }
+  std::vector<double> &bucket(double *) { return bucketF64; }
+
+  template <typename T> llvm::Error allreduceMean(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts) {
+    T scale = T(1) / static_cast<T>(opts.ranks);
+    if (segment)
+      return collective("all-reduce", [&] {
+        segment->allreduce(parts, scale, std::chrono::steady_clock::now() + opts.timeout);
+      });
+    std::vector<T> &all = bucket(static_cast<T *>(nullptr));
+    all.clear();
+    for (llvm::MutableArrayRef<T> part : parts)
+      all.insert(all.end(), part.begin(), part.end());
+    if (llvm::Error err = allreduce(all.data(), all.size()))
+      return err;
+    const T *sums = all.data();
+    for (llvm::MutableArrayRef<T> part : parts)
+      for (T &x : part)
+        x = *sums++ * scale;
+    return llvm::Error::success();
+  }
+
+  /// Sets `segment` when every rank runs on this host and the same-host path is on: rank 0
+  /// creates it and names it in the store, the others open it. Every rank uses it or none (one
+  /// that could not open it says why in the log): they agree in one all-reduce on TCP.
+  void shareSegmentOnOneHost(gloo::rendezvous::Store &store) {
+    if (opts.ranks < 2)
+      return;
+    std::string key = opts.sameHostMemory && peerMemoryEnabled() ? sameHostKey() : "";
+    std::string own = std::to_string(opts.rank);
+    store.set("host_" + own, std::vector<char>(key.begin(), key.end()));
+    std::string name, failure;
+    if (opts.rank == 0) {
+      bool oneHost = !key.empty();
+      for (int r = 1; r < opts.ranks && oneHost; ++r) {
+        std::vector<char> theirs = store.get("host_" + std::to_string(r));
+        oneHost = std::string(theirs.begin(), theirs.end()) == key;
+      }
+      if (oneHost) {
+        if (auto made = SharedSegment::create(opts.ranks, opts.segmentChunkBytes))
+          segment = std::move(*made);
+        else
+          failure = llvm::toString(made.takeError());
+      }
+      name = segment ? segment->name() : "";
+      store.set("segment_0", std::vector<char>(name.begin(), name.end()));
+    } else {
+      std::vector<char> published = store.get("segment_0");
+      name.assign(published.begin(), published.end());
+      if (!name.empty()) {
+        if (auto opened = SharedSegment::open(name, opts.rank, opts.ranks, opts.segmentChunkBytes))
+          segment = std::move(*opened);
+        else
+          failure = llvm::toString(opened.takeError());
+      }
+    }
+    int32_t ready = segment ? 1 : 0;
+    ring(0, &ready, 1, nextTag++);
+    if (segment && opts.rank == 0)
+      segment->unlink(); // every rank has it open, or gave up on it
+    if (ready != opts.ranks)
+      segment.reset();
+    if (!failure.empty() && opts.log)
+      opts.log(who() + ": all-reduces go through TCP: " + failure);
   }
 };
 
@@ -241,6 +323,7 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
       }
     }
     impl->context = impl->contexts.front();
+    impl->shareSegmentOnOneHost(store);
     // Every rank is connected once all pass this barrier: none reads the store again, and rank 0
     // lets the rendezvous go (its port and thread).
     gloo::BarrierOptions barrier(impl->context);
@@ -254,18 +337,27 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
                      o.rendezvous, e.what());
   }
   if (o.log)
-    o.log(impl->who() + ": joined the group (Gloo over TCP, pairs on " + o.host + ")");
+    o.log(impl->who() + ": joined the group (Gloo over TCP, pairs on " + o.host +
+          (impl->segment ? "; all-reduces through shared memory, every rank on this host)" : ")"));
   return std::unique_ptr<CollectiveGroup>(new CollectiveGroup(std::move(impl)));
 }
 
 int CollectiveGroup::rank() const { return impl_->opts.rank; }
 int CollectiveGroup::ranks() const { return impl_->opts.ranks; }
+bool CollectiveGroup::sharesMemory() const { return impl_->segment != nullptr; }
 
 llvm::Error CollectiveGroup::allreduceSum(float *data, size_t count) {
   return impl_->allreduce(data, count);
 }
 llvm::Error CollectiveGroup::allreduceSum(double *data, size_t count) {
   return impl_->allreduce(data, count);
+}
+
+llvm::Error CollectiveGroup::allreduceMean(llvm::ArrayRef<llvm::MutableArrayRef<float>> parts) {
+  return impl_->allreduceMean(parts);
+}
+llvm::Error CollectiveGroup::allreduceMean(llvm::ArrayRef<llvm::MutableArrayRef<double>> parts) {
+  return impl_->allreduceMean(parts);
 }
 
 llvm::Error CollectiveGroup::broadcast(void *data, size_t bytes, int root) {

@@ -10,6 +10,7 @@
 
 #include "runtime/security/curve.h"
 #include "runtime/transport/held_port.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {
@@ -35,6 +36,12 @@ struct CollectiveOptions {
   int streams = 1;
   static constexpr int kMaxStreams = 8;
   static constexpr size_t kMinStreamedBytes = size_t(4) << 20;
+  /// Ranks that all run on this host (sameHostKey) all-reduce through one shared memory
+  /// segment (shared_segment.h) instead of Gloo's TCP ring: off here, or with OAR_LOCAL_TCP=1
+  /// or OAR_PEER_MEMORY=0 in the environment (as the pservers' same-host path).
+  bool sameHostMemory = true;
+  /// Each rank's slot in that segment: an all-reduce runs in rounds of this many bytes.
+  size_t segmentChunkBytes = size_t(2) << 20;
   std::function<bool()> shouldStop;
   /// Called (from the group's watchdog thread) when a collective has waited kStuckAfter and a
   /// rank's connection has closed: Gloo does not wake every wait when a pair closes (a send
@@ -48,6 +55,7 @@ struct CollectiveOptions {
 
 /// Joining ignores SIGPIPE in this process (unless it has a handler): Gloo's writes to a peer
 /// that died would raise it and end the process without a word.
+/// Broadcasts, and all-reduces among ranks of several hosts, run on Gloo's TCP pairs.
 /// Gloo's pairs are plain TCP between the ranks, without authentication (Debian's Gloo has no
 /// TLS transport): the rendezvous, where every rank learns the others' addresses, is what
 /// CURVE protects. Not thread safe: one thread runs the collectives, in the same order on
@@ -62,11 +70,19 @@ public:
 
   int rank() const;
   int ranks() const;
+  /// Whether all-reduces go through a shared memory segment (every rank on this host).
+  bool sharesMemory() const;
 
-  /// Sums `data` over the ranks in place. The ring algorithm: each part of the buffer is summed
-  /// once, in the ring's order, and copied to every rank, so every rank ends with the same bits.
+  /// Sums `data` over the ranks in place. Each element is summed once, by one rank (in the
+  /// ring's order on TCP, in rank order in shared memory), and copied to every rank, so every
+  /// rank ends with the same bits.
   llvm::Error allreduceSum(float *data, size_t count);
   llvm::Error allreduceSum(double *data, size_t count);
+  /// Averages `parts` over the ranks in place: one all-reduce of them laid end to end, each sum
+  /// times 1/ranks. In shared memory they are copied straight in and out; on TCP through a
+  /// buffer the group keeps from call to call.
+  llvm::Error allreduceMean(llvm::ArrayRef<llvm::MutableArrayRef<float>> parts);
+  llvm::Error allreduceMean(llvm::ArrayRef<llvm::MutableArrayRef<double>> parts);
   /// Copies `root`'s `bytes` at `data` to every rank.
   llvm::Error broadcast(void *data, size_t bytes, int root);
 

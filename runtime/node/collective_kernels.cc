@@ -8,31 +8,14 @@ namespace oar::runtime {
 
 namespace {
 
-/// Copies every tensor of `grads` into one buffer, sums it over the ranks in one all-reduce,
-/// and writes the mean back: one collective a step, whatever the number of params.
+/// The mean of every tensor of `grads` over the ranks, in place: one all-reduce a step,
+/// whatever the number of params.
 template <typename T>
-llvm::Error averageInPlace(CollectiveGroup &group, std::vector<Tensor *> &grads,
-                           std::vector<T> &bucket) {
-  size_t total = 0;
+llvm::Error averageInPlace(CollectiveGroup &group, std::vector<Tensor *> &grads) {
+  std::vector<llvm::MutableArrayRef<T>> parts;
   for (Tensor *g : grads)
-    total += static_cast<size_t>(g->numel());
-  bucket.resize(total);
-  size_t at = 0;
-  for (Tensor *g : grads) {
-    std::copy_n(g->data<T>(), g->numel(), bucket.data() + at);
-    at += static_cast<size_t>(g->numel());
-  }
-  if (llvm::Error err = group.allreduceSum(bucket.data(), bucket.size()))
-    return err;
-  T scale = T(1) / static_cast<T>(group.ranks());
-  at = 0;
-  for (Tensor *g : grads) {
-    T *out = g->data<T>();
-    for (int64_t i = 0; i < g->numel(); ++i)
-      out[i] = bucket[at + static_cast<size_t>(i)] * scale;
-    at += static_cast<size_t>(g->numel());
-  }
-  return llvm::Error::success();
+    parts.emplace_back(g->data<T>(), static_cast<size_t>(g->numel()));
+  return group.allreduceMean(parts);
 }
 
 llvm::Error allreduceAvgKernel(KernelContext &ctx) {
@@ -62,8 +45,8 @@ llvm::Error allreduceAvgKernel(KernelContext &ctx) {
   }
   if (grads.empty())
     return llvm::Error::success();
-  return grads.front()->dtype() == proto::F32 ? averageInPlace(*env->group, grads, env->bucketF32)
-                                              : averageInPlace(*env->group, grads, env->bucketF64);
+  return grads.front()->dtype() == proto::F32 ? averageInPlace<float>(*env->group, grads)
+                                              : averageInPlace<double>(*env->group, grads);
 }
 
 } // namespace

@@ -12,9 +12,6 @@ class CollectiveGroup; // runtime/collective/collective_group.h
 struct RunEnv {
   Communicator *comm = nullptr;     ///< set on trainers of pserver jobs
   CollectiveGroup *group = nullptr; ///< set on trainers of collective jobs
-  /// c_allreduce_avg's buffer of all gradients, kept from step to step.
-  std::vector<float> bucketF32;
-  std::vector<double> bucketF64;
   const proto::Program *program = nullptr; ///< the program being run (pservers' sub-blocks)
   PserverOptions pserver;                  ///< used by listen_and_serv
   int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)

@@ -2,6 +2,7 @@
 // over real TCP): all-reduce and broadcast, and the failures that must end in an error naming
 // the rank, never a hang.
 #include <cstring>
+#include <filesystem>
 #include <future>
 #include <regex>
 #include <thread>
@@ -9,8 +10,10 @@
 #include "runtime/collective/collective_group.h"
 #include "runtime/collective/rendezvous_server.h"
 #include "runtime/collective/rendezvous_store.h"
+#include "support/error.h"
 #include "test/helpers/expect.h"
 #include "test/helpers/ports.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace oar;
 using namespace oar::runtime;
@@ -31,16 +34,27 @@ CollectiveOptions optionsFor(int rank, int ranks, const std::string &rendezvous,
 
 /// Runs `body(group)` on `ranks` threads, one rank each; returns each rank's error text ("" when
 /// it succeeded).
+/// How the ranks all-reduce: Gloo's TCP ring with 1 or 3 connections a pair, or the shared
+/// memory segment of ranks on one host (in rounds of 64 KiB here, so that buffers take several).
+enum class Path { Tcp, Tcp3Streams, SharedMemory };
+
+CollectiveOptions withPath(CollectiveOptions o, Path path) {
+  o.streams = path == Path::Tcp3Streams ? 3 : 1;
+  o.sameHostMemory = path == Path::SharedMemory;
+  o.segmentChunkBytes = 64 << 10;
+  return o;
+}
+
 std::vector<std::string> onRanks(int ranks,
                                  const std::function<llvm::Error(CollectiveGroup &)> &body,
-                                 milliseconds timeout = milliseconds(20000), int streams = 1) {
+                                 milliseconds timeout = milliseconds(20000),
+                                 Path path = Path::SharedMemory) {
   std::shared_ptr<HeldPort> port = holdPort();
   std::string rendezvous = endpointOf(*port);
   std::vector<std::future<std::string>> results;
   for (int r = 0; r < ranks; ++r)
     results.push_back(std::async(std::launch::async, [&, r] {
-      CollectiveOptions o = optionsFor(r, ranks, rendezvous, port, timeout);
-      o.streams = streams;
+      CollectiveOptions o = withPath(optionsFor(r, ranks, rendezvous, port, timeout), path);
       auto group = CollectiveGroup::join(o);
       if (!group)
         return llvm::toString(group.takeError());
@@ -58,16 +72,19 @@ std::vector<std::string> onRanks(int ranks,
 TEST_CASE("ranks all-reduce buffers of every size to the same bits, the sum of theirs",
           "[runtime][collective]") {
   int ranks = GENERATE(2, 4);
-  int streams = GENERATE(1, 3); // connections per pair: 3 cut the largest buffer in 3 parts
-  CAPTURE(ranks, streams);
-  // Sizes: one element, fewer than the ranks, not a multiple of them, past Gloo's 1 MiB segment,
-  // past the size that is split among streams.
+  // 3 connections a pair cut the largest buffer in 3 parts.
+  Path path = GENERATE(Path::Tcp, Path::Tcp3Streams, Path::SharedMemory);
+  CAPTURE(ranks, path);
+  // Sizes: one element, fewer than the ranks, not a multiple of them, past Gloo's 1 MiB segment
+  // (and many rounds of the shared segment), past the size that is split among streams.
   std::vector<size_t> sizes{1, 3, 1001, (size_t(1) << 20) / 4 * 3 + 7,
                             CollectiveOptions::kMinStreamedBytes / 4 + 13};
   std::vector<std::vector<std::vector<float>>> results(ranks);
   auto errors = onRanks(
       ranks,
       [&](CollectiveGroup &group) -> llvm::Error {
+        if (group.sharesMemory() != (path == Path::SharedMemory))
+          return makeError("rank {0} shares memory: {1}", group.rank(), group.sharesMemory());
         for (size_t n : sizes) {
           std::vector<float> data(n);
           for (size_t i = 0; i < n; ++i) // fractions whose sum rounds differently in each order
@@ -79,7 +96,7 @@ TEST_CASE("ranks all-reduce buffers of every size to the same bits, the sum of t
         }
         return llvm::Error::success();
       },
-      milliseconds(20000), streams);
+      milliseconds(20000), path);
   for (const std::string &e : errors)
     REQUIRE(e == "");
   for (size_t s = 0; s < sizes.size(); ++s) {
@@ -92,6 +109,49 @@ TEST_CASE("ranks all-reduce buffers of every size to the same bits, the sum of t
         expected += 0.1 * (r + 1) + 1e-3 * (i % 97);
       CHECK(first[i] == Approx(expected).epsilon(1e-5));
     }
+  }
+}
+
+TEST_CASE("a mean of several parts is each element's sum times 1/ranks, parts across rounds",
+          "[runtime][collective]") {
+  int ranks = GENERATE(2, 3);
+  Path path = GENERATE(Path::Tcp, Path::SharedMemory);
+  CAPTURE(ranks, path);
+  // 64 KiB rounds hold 16384 floats: parts that start and end inside rounds, and span them.
+  std::vector<size_t> sizes{10000, 1, 30000, 7, 0, 20000};
+  std::vector<std::string> mismatches(ranks);
+  auto errors = onRanks(
+      ranks,
+      [&](CollectiveGroup &group) -> llvm::Error {
+        std::vector<std::vector<float>> parts;
+        std::vector<float> sums; // the parts end to end, summed as one buffer
+        for (size_t s = 0; s < sizes.size(); ++s) {
+          parts.emplace_back(sizes[s]);
+          for (size_t i = 0; i < sizes[s]; ++i)
+            parts[s][i] = 0.3f * static_cast<float>(group.rank() + 1) +
+                          1e-4f * static_cast<float>(i % 89 + s);
+          sums.insert(sums.end(), parts[s].begin(), parts[s].end());
+        }
+        if (llvm::Error err = group.allreduceSum(sums.data(), sums.size()))
+          return err;
+        std::vector<llvm::MutableArrayRef<float>> views(parts.begin(), parts.end());
+        if (llvm::Error err = group.allreduceMean(views))
+          return err;
+        float scale = 1.0f / static_cast<float>(ranks);
+        const float *sum = sums.data();
+        for (size_t s = 0; s < sizes.size(); ++s)
+          for (size_t i = 0; i < sizes[s]; ++i, ++sum)
+            if (parts[s][i] != *sum * scale) {
+              mismatches[group.rank()] =
+                  llvm::formatv("part {0} [{1}]: {2} != {3} x {4}", s, i, parts[s][i], *sum, scale);
+              return llvm::Error::success();
+            }
+        return llvm::Error::success();
+      },
+      milliseconds(20000), path);
+  for (int r = 0; r < ranks; ++r) {
+    CHECK(errors[r] == "");
+    CHECK(mismatches[r] == "");
   }
 }
 
@@ -146,24 +206,64 @@ TEST_CASE("a rank of another job, or past the group's size, is refused at the re
 
 TEST_CASE("a rank gone after joining: the other's next all-reduce fails, it does not hang",
           "[runtime][collective]") {
+  Path path = GENERATE(Path::Tcp, Path::SharedMemory);
+  CAPTURE(path);
   std::shared_ptr<HeldPort> port = holdPort();
   std::string rendezvous = endpointOf(*port);
   std::promise<void> zeroJoined;
   auto leaving = std::async(std::launch::async, [&] {
-    auto group = CollectiveGroup::join(optionsFor(1, 2, rendezvous, nullptr, milliseconds(3000)));
+    auto group = CollectiveGroup::join(
+        withPath(optionsFor(1, 2, rendezvous, nullptr, milliseconds(3000)), path));
     zeroJoined.get_future().wait_for(std::chrono::seconds(10));       // rank 0 is up: now go
     return group ? std::string() : llvm::toString(group.takeError()); // its group ends here
   });
-  auto group =
-      requireValue(CollectiveGroup::join(optionsFor(0, 2, rendezvous, port, milliseconds(3000))));
+  auto group = requireValue(CollectiveGroup::join(
+      withPath(optionsFor(0, 2, rendezvous, port, milliseconds(3000)), path)));
   zeroJoined.set_value();
   REQUIRE(leaving.get() == "");
   std::vector<float> data(1000, 1.0f);
+  auto started = std::chrono::steady_clock::now();
   CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
-             Contains("rank 0 of 2: all-reduce failed: rank 1 is gone (connection closed)"));
+             Contains(path == Path::Tcp
+                          ? "rank 0 of 2: all-reduce failed: rank 1 is gone (connection closed)"
+                          : "rank 0 of 2: all-reduce failed: rank 1 is gone (it left the group)"));
+  CHECK(std::chrono::steady_clock::now() - started < milliseconds(1000)); // not the timeout
   // The pairs are broken now: the next one says so at once.
   CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
              Contains("after an earlier collective failed"));
+}
+
+TEST_CASE("ranks on one host share a segment whose name is gone once they joined; a stalled rank "
+          "ends the others' all-reduce at their timeout",
+          "[runtime][collective]") {
+  auto segments = [] { // the collectives' names in /dev/shm
+    std::vector<std::string> names;
+    for (const auto &e : std::filesystem::directory_iterator("/dev/shm"))
+      if (e.path().filename().string().rfind("oar-collective-", 0) == 0)
+        names.push_back(e.path().filename());
+    return names;
+  };
+  std::vector<std::string> before = segments();
+  std::shared_ptr<HeldPort> port = holdPort();
+  std::string rendezvous = endpointOf(*port);
+  std::promise<void> done;
+  std::shared_future<void> over = done.get_future().share();
+  auto stalled = std::async(std::launch::async, [&] { // joins, then never all-reduces
+    auto group = CollectiveGroup::join(optionsFor(1, 2, rendezvous, nullptr, milliseconds(1500)));
+    over.wait_for(std::chrono::seconds(20));
+    return group ? std::string() : llvm::toString(group.takeError());
+  });
+  auto group =
+      requireValue(CollectiveGroup::join(optionsFor(0, 2, rendezvous, port, milliseconds(1500))));
+  CHECK(group->sharesMemory());
+  CHECK(segments() == before);
+  std::vector<double> data(1000, 1.0);
+  auto started = std::chrono::steady_clock::now();
+  CHECK_THAT(errorText(group->allreduceSum(data.data(), data.size())),
+             Contains("rank 0 of 2: all-reduce failed: no rank was heard from within 1500 ms"));
+  CHECK(std::chrono::steady_clock::now() - started >= milliseconds(1500));
+  done.set_value();
+  CHECK(stalled.get() == "");
 }
 
 TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collective]") {
