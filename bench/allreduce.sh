@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # All-reduce among 2 and 4 processes of this host, float32 sum of 64 KiB, 1, 16 and 64 MiB:
-# oar's CollectiveGroup (Gloo's ring over TCP, bench_allreduce) against torch.distributed's gloo
-# backend (bench/torch_allreduce.py: Debian's python3-torch, 1 thread a process), and against a
-# raw TCP ring between oar's processes (the link's limit). algbw and busbw as nccl-tests define
-# them (busbw = algbw x 2(N-1)/N: what each link carries). oar runs twice: one TCP connection
-# per pair of ranks, and STREAMS of them (OAR_BENCH_STREAMS, default 4: each all-reduce of 4 MiB
-# or more split among them, CollectiveOptions::streams). Usage: bench/allreduce.sh [RANKS...]
-# (after scripts/setup.sh; torch's column is left out without python3-torch).
+# oar's CollectiveGroup (bench_allreduce) against torch.distributed's gloo backend
+# (bench/torch_allreduce.py: Debian's python3-torch, 1 thread a process), and against a raw TCP
+# ring between oar's processes (what a TCP ring can carry). algbw and busbw as nccl-tests define
+# them (busbw = algbw x 2(N-1)/N: what each link carries). oar runs three ways: through its
+# shared memory segment (what ranks of one host use), and on Gloo's TCP ring with one
+# connection per pair of ranks and with STREAMS of them (OAR_BENCH_STREAMS, default 4: each
+# all-reduce of 4 MiB or more split among them, CollectiveOptions::streams), as ranks on
+# several hosts do. Usage: bench/allreduce.sh [RANKS...] (after scripts/setup.sh; torch's
+# column is left out without python3-torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 b=build
@@ -22,10 +24,14 @@ echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | se
 rankCounts=("$@")
 [ ${#rankCounts[@]} -gt 0 ] || rankCounts=(2 4)
 for ranks in "${rankCounts[@]}"; do
-  oar=$(OAR_BENCH_STREAMS=1 $b/bench_allreduce "$ranks" "${sizes[@]}")
-  echo "$oar" | head -1
-  declare -A manyBus=()
-  while read -r bytes _ bus _; do manyBus[$bytes]=$bus; done <<<"$(OAR_BENCH_STREAMS=$streams $b/bench_allreduce "$ranks" "${sizes[@]}" | tail -n +3)"
+  # busbw by size: shared memory, TCP with 1 connection a pair, TCP with $streams.
+  declare -A shmAlg=() shmBus=() tcpBus=() manyBus=() raw=()
+  while read -r bytes alg bus rawBus; do shmAlg[$bytes]=$alg shmBus[$bytes]=$bus raw[$bytes]=$rawBus; done \
+    <<<"$($b/bench_allreduce "$ranks" "${sizes[@]}" | tail -n +3)"
+  while read -r bytes _ bus _; do tcpBus[$bytes]=$bus; done \
+    <<<"$(OAR_BENCH_SHARED_MEMORY=0 OAR_BENCH_STREAMS=1 $b/bench_allreduce "$ranks" "${sizes[@]}" | tail -n +3)"
+  while read -r bytes _ bus _; do manyBus[$bytes]=$bus; done \
+    <<<"$(OAR_BENCH_SHARED_MEMORY=0 OAR_BENCH_STREAMS=$streams $b/bench_allreduce "$ranks" "${sizes[@]}" | tail -n +3)"
   declare -A torchBus=()
   if [ $haveTorch = 1 ]; then
     port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -40,15 +46,16 @@ for ranks in "${rankCounts[@]}"; do
     wait "${pids[@]}"
     while read -r bytes _ bus; do torchBus[$bytes]=$bus; done <<<"$torch"
   fi
-  printf '%10s %10s %10s %16s %12s %10s %14s %20s\n' bytes "oar algbw" "oar busbw" \
-    "oar busbw x$streams" "torch busbw" "raw TCP" "oar / torch" "oar x$streams / torch"
-  echo "$oar" | tail -n +3 | while read -r bytes alg bus raw; do
-    t=${torchBus[$bytes]:-} m=${manyBus[$bytes]:-}
-    ratio=- manyRatio=-
-    [ -n "$t" ] && ratio=$(awk -v a="$bus" -v b="$t" 'BEGIN {printf "%.2f", a / b}')
-    [ -n "$t" ] && [ -n "$m" ] && manyRatio=$(awk -v a="$m" -v b="$t" 'BEGIN {printf "%.2f", a / b}')
-    printf '%10s %10s %10s %16s %12s %10s %14s %20s\n' "$bytes" "$alg" "$bus" "${m:--}" "${t:--}" "$raw" "$ratio" "$manyRatio"
+  echo "$ranks ranks (processes), float32 sum, GB/s (median of each size's runs), busbw unless said; ratios: above 1, oar moves more per second than torch"
+  printf '%10s %14s %12s %10s %12s %12s %10s %12s %12s %14s\n' bytes "oar shm algbw" "oar shm" "oar TCP" "oar TCP x$streams" \
+    "torch gloo" "raw TCP" "shm / torch" "TCP / torch" "TCP x$streams / torch"
+  for bytes in "${sizes[@]}"; do
+    t=${torchBus[$bytes]:-}
+    ratio() { [ -n "$t" ] && [ -n "$1" ] && awk -v a="$1" -v b="$t" 'BEGIN {printf "%.2f", a / b}' || echo -; }
+    printf '%10s %14s %12s %10s %12s %12s %10s %12s %12s %14s\n' "$bytes" "${shmAlg[$bytes]:--}" "${shmBus[$bytes]:--}" \
+      "${tcpBus[$bytes]:--}" "${manyBus[$bytes]:--}" "${t:--}" "${raw[$bytes]:--}" \
+      "$(ratio "${shmBus[$bytes]:-}")" "$(ratio "${tcpBus[$bytes]:-}")" "$(ratio "${manyBus[$bytes]:-}")"
   done
   echo
 done
-echo "(GB/s; a ratio above 1: oar moves more per second than torch; the raw TCP ring is the limit)"
+echo "(the raw TCP ring is what one TCP connection a pair can carry; shared memory crosses no socket)"

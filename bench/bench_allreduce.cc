@@ -127,12 +127,18 @@ void runRank(int rank, int ranks, const std::string &rendezvous, std::shared_ptr
   o.heldPort = rank == 0 ? std::move(held) : nullptr;
   if (const char *streams = std::getenv("OAR_BENCH_STREAMS")) // connections per pair
     o.streams = std::atoi(streams);
+  if (const char *shared = std::getenv("OAR_BENCH_SHARED_MEMORY")) // 0: Gloo's TCP ring
+    o.sameHostMemory = std::strcmp(shared, "0") != 0;
   auto group = exitOnErr(CollectiveGroup::join(o));
   RawRing ring = connectRing(*group);
   if (rank == 0)
-    llvm::outs() << llvm::formatv("{0} ranks (processes), float32 sum, median of each size's runs\n"
+    llvm::outs() << llvm::formatv("{0} ranks (processes), float32 sum through {5}, median of each "
+                                  "size's runs\n"
                                   "{1,10} {2,14} {3,14} {4,18}\n",
-                                  ranks, "bytes", "algbw GB/s", "busbw GB/s", "raw TCP ring GB/s");
+                                  ranks, "bytes", "algbw GB/s", "busbw GB/s", "raw TCP ring GB/s",
+                                  group->sharesMemory()
+                                      ? "shared memory"
+                                      : "TCP, " + std::to_string(o.streams) + " connection(s) a pair");
   for (size_t bytes : sizes) {
     std::vector<float> data(bytes / sizeof(float), 1.0f);
     double t =

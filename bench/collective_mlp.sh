@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Collective MLP benchmark with real processes: oar-launch --mode collective (2 trainers, no
-# pserver) against PyTorch DistributedDataParallel on gloo (bench/torch_ddp_mlp.py) and against
-# oar's own sync parameter-server job (1 pserver, 2 trainers), in the same run. The MLP is
+# pserver; all-reduces through shared memory, as on one host, and with OAR_LOCAL_TCP=1 on
+# Gloo's TCP ring, as across hosts) against PyTorch DistributedDataParallel on gloo
+# (bench/torch_ddp_mlp.py) and against oar's own sync parameter-server job (1 pserver, 2
+# trainers), in the same run. The MLP is
 # 784-512-256-10, SGD, batch 128 a trainer, on Fashion-MNIST's 60k training images (Debian's
 # dataset-fashion-mnist); every process has 1 compute thread.
 #
@@ -40,9 +42,10 @@ rate() { grep -o '([0-9]* samples/s)' "$1" | tr -d '(' | awk '{s += $1} END {pri
 # oar-launch JOB: collective (2 trainers) or ps (1 pserver, 2 trainers, sync); plain TCP on both,
 # as torch's gloo runs (--curve=false), 1 thread a node.
 launch() {
-  local job=(--mode=collective)
+  local job=(--mode=collective) tcp=()
   [ "$1" = ps ] && job=(--mode=sync --server-num=1 --curve=false --server-threads=1)
-  $b/oar-launch "${job[@]}" --worker-num=2 --worker-threads=1 --timeout=600 "$work/mlp" \
+  [ "$1" = tcp ] && tcp=(OAR_LOCAL_TCP=1) # Gloo's TCP ring, as across hosts
+  env "${tcp[@]}" $b/oar-launch "${job[@]}" --worker-num=2 --worker-threads=1 --timeout=600 "$work/mlp" \
     >"$work/log" 2>&1 || { tail -20 "$work/log"; exit 1; }
   rate "$work/log"
 }
@@ -61,14 +64,14 @@ echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | se
 declare -A turnsOf # rates by "job|turn"
 for ((t = 0; t < turns; t++)); do
   # Each turn starts one job later, so that no job always runs first.
-  order=(collective ps ddp collective ps)
-  for job in "${order[@]:$((t % 3)):3}"; do
+  order=(collective tcp ps ddp collective tcp ps)
+  for job in "${order[@]:$((t % 4)):4}"; do
     if [ "$job" = ddp ]; then turnsOf[ddp|$t]=$(ddp); else turnsOf[$job|$t]=$(launch "$job"); fi
   done
-  echo "turn $t: oar collective ${turnsOf[collective|$t]}, oar sync PS ${turnsOf[ps|$t]}, torch DDP ${turnsOf[ddp|$t]} samples/s"
+  echo "turn $t: oar collective ${turnsOf[collective|$t]}, oar collective on TCP ${turnsOf[tcp|$t]}, oar sync PS ${turnsOf[ps|$t]}, torch DDP ${turnsOf[ddp|$t]} samples/s"
 done
-declare -A names=([collective]="oar collective" [ps]="oar sync PS, 1 pserver" [ddp]="torch DDP gloo")
-for pair in "collective ddp" "collective ps"; do
+declare -A names=([collective]="oar collective" [tcp]="oar collective on TCP" [ps]="oar sync PS, 1 pserver" [ddp]="torch DDP gloo")
+for pair in "collective ddp" "tcp ddp" "collective ps"; do
   read -r top bottom <<<"$pair"
   r=$(turnRatios turnsOf "$top" "$bottom")
   echo "${names[$top]} / ${names[$bottom]} (samples/s, 2 trainers; above 1: ${names[$top]} is faster): median $(median "$r"), interval $(medianInterval "$r") (turn by turn: $r)"

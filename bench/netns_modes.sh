@@ -88,6 +88,11 @@ run() {
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || { tail -n 5 "$work"/*.log >&2; exit 1; }; done
+  # Namespaces are hosts to oar: its same-host shared memory must not apply here.
+  if grep -q "through shared memory" "$work"/trainer.*.log; then
+    echo "netns_modes: a trainer used same-host shared memory across namespaces" >&2
+    exit 1
+  fi
   steps=$(sed -n 's/^trainer 0: trained \([0-9]*\) steps.*/\1/p' "$work/trainer.0.log")
   rate=$(grep -ho '([0-9]* samples/s)' "$work"/trainer.*.log | tr -d '(' | awk '{s += $1} END {printf "%.0f", s}')
   echo "$rate $((($(linkBytes tx) - sentBefore) / steps)) $((($(linkBytes rx) - receivedBefore) / steps))"
@@ -110,5 +115,9 @@ for job in "${jobs[@]}"; do
   printf '%-34s %12s %16s %16s\n' "$job" "${best[$job]}" "${sent[$job]}" "${received[$job]}"
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-echo "MLP: collective / sync PS samples/s (above 1: collective is faster): $(ratio "${best[mlp_collective]}" "${best[mlp_sync]}")"
-echo "wide & deep: hybrid / sync PS samples/s (above 1: hybrid is faster): $(ratio "${best[wd_hybrid]}" "${best[wd_sync]}")"
+if [ -n "${best[mlp_collective]:-}" ] && [ -n "${best[mlp_sync]:-}" ]; then
+  echo "MLP: collective / sync PS samples/s (above 1: collective is faster): $(ratio "${best[mlp_collective]}" "${best[mlp_sync]}")"
+fi
+if [ -n "${best[wd_hybrid]:-}" ] && [ -n "${best[wd_sync]:-}" ]; then
+  echo "wide & deep: hybrid / sync PS samples/s (above 1: hybrid is faster): $(ratio "${best[wd_hybrid]}" "${best[wd_sync]}")"
+fi
