@@ -84,7 +84,7 @@ run() {
     [ "$mode" != sync ] && [ "$i" = 0 ] && serve=(--bind 0.0.0.0:6200)
     ip netns exec "$tag-tr$i" env "${role[@]}" PADDLE_TRAINER_ID=$i \
       PADDLE_CURRENT_ENDPOINT="${tr[$i]}:6200" timeout 600 "$b/oar-executor" "${common[@]}" \
-      "${serve[@]}" >"$work/trainer.$i.log" 2>&1 &
+      "${serve[@]}" ${OAR_BENCH_TRAINER_FLAGS:-} >"$work/trainer.$i.log" 2>&1 &
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || { tail -n 5 "$work"/*.log >&2; exit 1; }; done

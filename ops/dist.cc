@@ -113,6 +113,39 @@ OAR_OP(c_allreduce_avg)
     .inferShape(inferAllreduce)
     .noGrad("communication");
 
+static llvm::Error inferBucketStart(InferContext &ctx) {
+  if (llvm::Error err = checkPositive(ctx, "ranks"))
+    return err;
+  if (ctx.attrs().getInt("bucket") < 0)
+    return makeError("bucket is {0}; buckets are numbered from 0", ctx.attrs().getInt("bucket"));
+  return llvm::Error::success();
+}
+
+static llvm::Error inferBucketWait(InferContext &ctx) {
+  if (llvm::Error err = inferBucketStart(ctx))
+    return err;
+  return inferAllreduce(ctx);
+}
+
+OAR_OP(c_allreduce_start)
+    .summary("start averaging the gradients X over the job's trainers, in place, on the "
+             "collective's thread while the ops after it run (a gradient bucket); nothing may "
+             "touch X until the c_allreduce_wait of the same bucket")
+    .input("X", "dense gradients, float32 or float64, one dtype", kDuplicable)
+    .attr<int64_t>("ranks", 1, "the trainers the mean is over")
+    .attr<int64_t>("bucket", 0, "the bucket's number in the step, from 0")
+    .inferShape(inferBucketStart)
+    .noGrad("communication");
+
+OAR_OP(c_allreduce_wait)
+    .summary("wait until the bucket's c_allreduce_start has averaged X; Out names X")
+    .input("X", "the bucket's gradients", kDuplicable)
+    .output("Out", "the same vars as X", kDuplicable)
+    .attr<int64_t>("ranks", 1, "the trainers the mean is over")
+    .attr<int64_t>("bucket", 0, "the bucket's number in the step, from 0")
+    .inferShape(inferBucketWait)
+    .noGrad("communication");
+
 OAR_OP(send_barrier)
     .summary("tell every pserver this trainer has sent all of this step's gradients")
     .attr<std::vector<std::string>>("endpoints", {}, "every pserver")

@@ -1,5 +1,6 @@
 // The collective pass: a trainer program with no pservers, whose dense gradients are averaged
-// over the trainers by one all-reduce before the optimizer ops, which every trainer runs itself.
+// over the trainers by all-reduce (in buckets, gradient_buckets.h) before the optimizer ops,
+// which every trainer runs itself.
 #include "transpiler/collective_program.h"
 
 #include "ir/job_hash.h"
@@ -7,6 +8,7 @@
 #include "support/error.h"
 #include "transpiler/arena_blocks.h"
 #include "transpiler/distributed_table_pass.h"
+#include "transpiler/gradient_buckets.h"
 #include "transpiler/passes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -95,13 +97,16 @@ llvm::Error collectivePass(TranspileState &state) {
   r.trainerStartup_ = google::protobuf::Arena::CreateMessage<proto::Program>(arena);
   *r.trainer_ = state.main;
   *r.trainerStartup_ = state.startup;
-  // One op for all gradients: its kernel sums them as one buffer (one all-reduce a step).
   proto::Block &block = *r.trainer_->mutable_blocks(0);
+  auto allreduce = planGradientAllreduce(block, grads, firstOptimizer, state.config);
+  if (!allreduce)
+    return allreduce.takeError();
   google::protobuf::RepeatedPtrField<proto::Op> ops;
-  for (int i = 0; i < block.ops_size(); ++i) {
-    if (i == firstOptimizer)
-      *ops.Add() = allreduceAvgOp(grads, state.config.trainers);
-    *ops.Add() = std::move(*block.mutable_ops(i));
+  for (int i = 0; i <= block.ops_size(); ++i) {
+    for (proto::Op &op : allreduce->before[i])
+      *ops.Add() = std::move(op);
+    if (i < block.ops_size())
+      *ops.Add() = std::move(*block.mutable_ops(i));
   }
   block.mutable_ops()->Swap(&ops);
   setCollectiveInfo(*r.trainer_, state.config, state.jobHash);

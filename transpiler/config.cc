@@ -1,6 +1,7 @@
 // Validation of the distributed configuration.
 #include "transpiler/config.h"
 
+#include <cmath>
 #include <set>
 
 #include "support/error.h"
@@ -56,12 +57,27 @@ std::string modeFlag(const DistributeConfig &config) {
   return config.hybrid ? "hybrid" : modeName(config.mode).str();
 }
 
+llvm::Error setBucketsFromFlags(DistributeConfig &config, double firstBucketMb, double bucketMb) {
+  if (!(firstBucketMb > 0) || !(bucketMb >= 0) || firstBucketMb > 65536 || bucketMb > 65536)
+    return makeError("--first-bucket-mb={0} --bucket-mb={1}: the first gradient bucket needs more "
+                     "than 0 MiB, the others 0 (one all-reduce after backward) or more, at most "
+                     "65536",
+                     firstBucketMb, bucketMb);
+  config.firstBucketBytes = std::max<int64_t>(1, std::llround(firstBucketMb * 1048576));
+  config.bucketBytes = std::llround(bucketMb * 1048576);
+  return llvm::Error::success();
+}
+
 llvm::Error DistributeConfig::validate() const {
   if (trainers < 1)
     return makeError("trainers is {0}; need at least 1", trainers);
   if (trainerId < 0 || trainerId >= trainers)
     return makeError("trainer_id {0} is out of range for {1} trainers (use 0..{2})", trainerId,
                      trainers, trainers - 1);
+  if (firstBucketBytes < 1 || bucketBytes < 0)
+    return makeError("gradient buckets of {0} bytes, the first of {1}: the first needs at least 1 "
+                     "byte, the others at least 0 (0: one all-reduce after backward)",
+                     bucketBytes, firstBucketBytes);
   if (mode == Mode::Collective) {
     if (!pservers.empty())
       return makeError("collective mode has no pservers (the trainers all-reduce their "

@@ -22,6 +22,11 @@ struct DistributeConfig {
   /// Hybrid jobs (`--mode hybrid`): distributed tables on the pservers in `mode` (sync or async),
   /// every dense param all-reduced among the trainers, which run its optimizer themselves.
   bool hybrid = false;
+  /// Collective and hybrid jobs: dense gradients all-reduced in buckets of at least this many
+  /// bytes (the first one firstBucketBytes), each started as soon as backward is done with it
+  /// (transpiler/gradient_buckets.h); 0: one all-reduce of them all after backward.
+  int64_t firstBucketBytes = int64_t(1) << 20;
+  int64_t bucketBytes = int64_t(25) << 20;
 
   /// One-line errors naming the bad field and its value.
   llvm::Error validate() const;
@@ -31,6 +36,8 @@ struct DistributeConfig {
 /// with its tables' mode `hybridTables` (sync or async; given only with hybrid).
 llvm::Error setModeFromFlags(DistributeConfig &config, llvm::StringRef mode,
                              llvm::StringRef hybridTables);
+/// Sets `config`'s gradient buckets from the --first-bucket-mb and --bucket-mb flags (MiB).
+llvm::Error setBucketsFromFlags(DistributeConfig &config, double firstBucketMb, double bucketMb);
 /// The --mode flag's value for `config`: "hybrid" for a hybrid job, else its mode's name.
 std::string modeFlag(const DistributeConfig &config);
 

@@ -3,6 +3,7 @@
 #include "ir/names.h"
 #include "support/error.h"
 #include "transpiler/collective_program.h"
+#include "transpiler/gradient_buckets.h"
 #include "transpiler/op_writer.h"
 #include "transpiler/transpiler.h"
 #include "llvm/ADT/DenseMap.h"
@@ -216,9 +217,12 @@ llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) 
   if (plan.config.hybrid)
     if (llvm::Error err = denseGradients(src, denseGrads, firstDenseOptimizer, false))
       return err;
+  auto allreduce = planGradientAllreduce(src, denseGrads, firstDenseOptimizer, plan.config);
+  if (!allreduce)
+    return allreduce.takeError();
   for (int i = 0; i < src.ops_size(); ++i) {
-    if (i == firstDenseOptimizer)
-      *block.add_ops() = allreduceAvgOp(denseGrads, plan.config.trainers);
+    for (proto::Op &op : allreduce->before[i])
+      *block.add_ops() = std::move(op);
     if (src.ops(i).role() == proto::OPTIMIZE && !plan.config.hybrid)
       continue; // the pservers run the optimizer
     *block.add_ops() = src.ops(i);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <new>
 #include <optional>
 #include <sys/mman.h>
 #include <sys/random.h>

@@ -1,5 +1,6 @@
 // A trainer of a collective job: no pservers; the ranks start from rank 0's params, average
-// their gradients every step (c_allreduce_avg), and each runs the optimizer itself.
+// their gradients every step (c_allreduce_avg, or gradient buckets: c_allreduce_start and
+// c_allreduce_wait), and each runs the optimizer itself.
 #include "executor/device.h"
 #include "runtime/node/node.h"
 #include "runtime/node/run_env.h"
@@ -30,6 +31,7 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
     opts.log(who + ": " + opts.computeThreads);
   RunEnv env;
   env.group = group->get();
+  env.collectiveTimeout = opts.timeouts.reply; // as each collective's
   env.program = &progs.main;
   if (llvm::Error err = usePlace(opts.place))
     return addContext(std::move(err), who);

@@ -184,6 +184,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   RunEnv env;
   env.comm = &comm;
   env.group = group.get();
+  env.collectiveTimeout = opts.timeouts.reply; // as each collective's
   env.program = &progs.main;
   // The device is the calling thread's: chosen here, where the trainer's kernels run.
   if (llvm::Error err = usePlace(opts.place))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "executor/kernel.h"
+#include "runtime/collective/background_allreduce.h"
 #include "runtime/pserver/pserver.h"
 #include "runtime/trainer/communicator.h"
 
@@ -12,6 +13,9 @@ class CollectiveGroup; // runtime/collective/collective_group.h
 struct RunEnv {
   Communicator *comm = nullptr;     ///< set on trainers of pserver jobs
   CollectiveGroup *group = nullptr; ///< set on trainers of collective jobs
+  /// The gradient buckets' all-reduces (c_allreduce_start), made at the first; before the group.
+  std::unique_ptr<BackgroundAllreduce> buckets;
+  std::chrono::milliseconds collectiveTimeout{60000}; ///< how long a bucket's wait may take
   const proto::Program *program = nullptr; ///< the program being run (pservers' sub-blocks)
   PserverOptions pserver;                  ///< used by listen_and_serv
   int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)

@@ -216,6 +216,8 @@ static const char *const kHostOnlyOps[] = {
     "lookup_sorted_table", // serving runs on the CPU
     "fc",                  // the predictor's fused layer: serving runs on the CPU
     "c_allreduce_avg",     // Gloo's all-reduce of host memory (NCCL for GPU trainers: not yet)
+    "c_allreduce_start",   // a gradient bucket's all-reduce, of host memory too
+    "c_allreduce_wait",
 };
 
 TEST_CASE("with the CUDA kernels built, every op with a CPU kernel has a CUDA kernel of the same "

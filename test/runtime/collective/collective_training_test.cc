@@ -3,6 +3,7 @@
 // machine trained with N times the batch, from the same initial params (acceptance 1 of issue
 // 36). The trainers run as threads of this test (runTrainer, each its own Gloo pairs over TCP).
 #include <future>
+#include <set>
 
 #include "executor/npy.h"
 #include "runtime/node/node.h"
@@ -20,13 +21,19 @@ namespace {
 
 using Params = std::map<std::string, Tensor>;
 
+/// Gradient buckets of DistributeConfig: the first's bytes and the others' (0: one all-reduce).
+struct Buckets {
+  int64_t first = int64_t(1) << 20, others = int64_t(25) << 20;
+};
+
 /// `dir`'s single-machine model transpiled for a collective job of `trainers`.
-NodePrograms collectivePrograms(const std::string &dir, int trainers) {
+NodePrograms collectivePrograms(const std::string &dir, int trainers, Buckets buckets = {}) {
   proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
   proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
   DistributeConfig config;
   config.mode = Mode::Collective;
   config.trainers = trainers;
+  config.firstBucketBytes = buckets.first, config.bucketBytes = buckets.others;
   TranspileResult job = requireValue(transpile(main, startup, config));
   return NodePrograms{job.trainer(), job.trainerStartup()};
 }
@@ -34,8 +41,9 @@ NodePrograms collectivePrograms(const std::string &dir, int trainers) {
 /// Trains `dir`'s single-machine model as a collective job of `trainers` threads; trainer 0 loads
 /// `init` and saves to `out`. Each trainer's final values of `names` go to the result.
 std::vector<Params> trainCollective(const std::string &dir, int trainers, const std::string &init,
-                                    const std::string &out, const std::vector<std::string> &names) {
-  NodePrograms progs = collectivePrograms(dir, trainers);
+                                    const std::string &out, const std::vector<std::string> &names,
+                                    Buckets buckets = {}) {
+  NodePrograms progs = collectivePrograms(dir, trainers, buckets);
   std::shared_ptr<HeldPort> port = holdPort();
   std::vector<Params> finals(trainers);
   std::vector<std::future<std::string>> ranks;
@@ -114,8 +122,8 @@ TEST_CASE("the MNIST MLP on 2 and 4 collective trainers ends with the same bits 
                               64, trainers, f);
 }
 
-TEST_CASE("the collective pass averages every dense gradient in one op before the optimizer, "
-          "and refuses pservers",
+TEST_CASE("the collective pass averages the dense gradients in one op before the optimizer, or "
+          "in buckets started once backward is done with them, and refuses pservers",
           "[transpiler][collective]") {
   std::string dir = scratchDir("collective_program");
   makeFitALine(dir, "--batch-size=10");
@@ -124,26 +132,145 @@ TEST_CASE("the collective pass averages every dense gradient in one op before th
   DistributeConfig config;
   config.mode = Mode::Collective;
   config.trainers = 3;
+  config.bucketBytes = 0; // one all-reduce after backward
   TranspileResult job = requireValue(transpile(main, startup, config));
   CHECK(job.numPservers() == 0);
+  auto firstOptimizer = [](const proto::Block &block) {
+    for (int i = 0; i < block.ops_size(); ++i)
+      if (block.ops(i).role() == proto::OPTIMIZE)
+        return i;
+    return -1;
+  };
   const proto::Block &block = job.trainer().blocks(0);
-  int allreduce = -1, firstOptimizer = -1;
+  int allreduce = -1;
   for (int i = 0; i < block.ops_size(); ++i) {
     if (block.ops(i).type() == "c_allreduce_avg")
       allreduce = i;
-    if (block.ops(i).role() == proto::OPTIMIZE && firstOptimizer < 0)
-      firstOptimizer = i;
     CHECK(block.ops(i).type() != "send");
   }
   REQUIRE(allreduce >= 0);
-  CHECK(allreduce + 1 == firstOptimizer);
+  CHECK(allreduce + 1 == firstOptimizer(block));
   CHECK(opInputs(block.ops(allreduce), "X") ==
         std::vector<std::string>{"fc_0.b_0@GRAD", "fc_0.w_0@GRAD"});
   CHECK(job.trainer().dist().mode() == "collective");
   CHECK(job.trainer().dist().trainers() == 3);
+
+  // The defaults (DDP's: 1 MiB, then 25 MiB): fit_a_line's 56 bytes of gradients are one bucket,
+  // started right after the op that last touches them, waited for before the optimizer.
+  config.firstBucketBytes = int64_t(1) << 20, config.bucketBytes = int64_t(25) << 20;
+  job = requireValue(transpile(main, startup, config));
+  const proto::Block &bucketed = job.trainer().blocks(0);
+  std::vector<int> starts, waits;
+  for (int i = 0; i < bucketed.ops_size(); ++i) {
+    CHECK(bucketed.ops(i).type() != "c_allreduce_avg");
+    if (bucketed.ops(i).type() == "c_allreduce_start")
+      starts.push_back(i);
+    if (bucketed.ops(i).type() == "c_allreduce_wait")
+      waits.push_back(i);
+  }
+  REQUIRE(starts.size() == 1);
+  REQUIRE(waits.size() == 1);
+  CHECK(waits[0] + 1 == firstOptimizer(bucketed));
+  CHECK(opInputs(bucketed.ops(starts[0]), "X") == opInputs(bucketed.ops(waits[0]), "X"));
+  CHECK(opOutputs(bucketed.ops(waits[0]), "Out") == opInputs(bucketed.ops(waits[0]), "X"));
+
   config.pservers = {"127.0.0.1:6170"};
   CHECK_THAT(errorText(transpile(main, startup, config)),
              Contains("collective mode has no pservers"));
+  config.pservers.clear();
+  config.firstBucketBytes = 0;
+  CHECK_THAT(errorText(transpile(main, startup, config)),
+             Contains("the first needs at least 1 byte"));
+}
+
+TEST_CASE("buckets of an MLP's gradients start in backward's order, each once nothing touches its "
+          "gradients until their wait",
+          "[transpiler][collective]") {
+  std::string dir = scratchDir("collective_buckets");
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  // fc_0 784x128 (401,408 bytes), fc_1 128x64 (32,768), fc_2 64x10 (2,560), and their biases.
+  makeModel(dir, "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                 "--loss=softmax_with_cross_entropy --batch-size=8 --format=npy --data=" +
+                     f.dir + "/x.npy," + f.dir + "/y.npy");
+  proto::Program main = requireValue(loadProgram(dir + "/main.pb"));
+  proto::Program startup = requireValue(loadProgram(dir + "/startup.pb"));
+  DistributeConfig config;
+  config.mode = Mode::Collective;
+  config.trainers = 2;
+  config.firstBucketBytes = 1024, config.bucketBytes = 30000;
+  TranspileResult job = requireValue(transpile(main, startup, config));
+  const proto::Block &block = job.trainer().blocks(0);
+  std::map<int64_t, int> startAt, waitAt;
+  std::map<int64_t, std::vector<std::string>> grads;
+  int firstOptimizer = -1;
+  for (int i = 0; i < block.ops_size(); ++i) {
+    const proto::Op &op = block.ops(i);
+    if (op.role() == proto::OPTIMIZE && firstOptimizer < 0)
+      firstOptimizer = i;
+    for (const proto::Attr &a : op.attrs())
+      if (a.name() == "bucket") {
+        (op.type() == "c_allreduce_start" ? startAt : waitAt)[a.i()] = i;
+        grads[a.i()] = opInputs(op, "X");
+      }
+  }
+  // The last layer's gradients first: fc_2 (2,600 bytes, past the first bucket's 1 KiB), then
+  // fc_1 (33,024, past 30,000), then fc_0's.
+  REQUIRE(startAt.size() == 3);
+  REQUIRE(waitAt.size() == 3);
+  CHECK(grads[0] == std::vector<std::string>{"fc_2.b_0@GRAD", "fc_2.w_0@GRAD"});
+  CHECK(grads[1] == std::vector<std::string>{"fc_1.b_0@GRAD", "fc_1.w_0@GRAD"});
+  CHECK(grads[2] == std::vector<std::string>{"fc_0.b_0@GRAD", "fc_0.w_0@GRAD"});
+  for (int64_t b = 0; b < 3; ++b) {
+    INFO("bucket " << b);
+    CHECK(waitAt[b] < firstOptimizer);
+    CHECK(startAt[b] < waitAt[b]);
+    if (b > 0) // backward's order: each bucket starts earlier than the op before the optimizer
+      CHECK(startAt[b - 1] < startAt[b]);
+    // The op just before the start touches one of its grads; none between start and wait does.
+    std::set<std::string> own(grads[b].begin(), grads[b].end());
+    auto touches = [&](const proto::Op &op) {
+      for (const auto *slots : {&op.inputs(), &op.outputs()})
+        for (const proto::Slot &s : *slots)
+          for (const std::string &n : s.names())
+            if (own.count(n))
+              return true;
+      return false;
+    };
+    CHECK(touches(block.ops(startAt[b] - 1)));
+    for (int i = startAt[b] + 1; i < waitAt[b]; ++i)
+      if (block.ops(i).type() != "c_allreduce_start") {
+        INFO("op #" << i << " " << block.ops(i).type());
+        CHECK_FALSE(touches(block.ops(i)));
+      }
+  }
+  int backwardAfterFirst = 0; // the first bucket starts while backward has layers left to do
+  for (int i = startAt[0] + 1; i < startAt[2]; ++i)
+    backwardAfterFirst += llvm::StringRef(block.ops(i).type()).endswith("_grad");
+  CHECK(backwardAfterFirst >= 4);
+}
+
+TEST_CASE("gradient buckets started during backward give the bits of one all-reduce after it",
+          "[e2e][runtime][collective]") {
+  int trainers = GENERATE(2, 3);
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  std::string dir = scratchDir("collective_buckets_e2e_" + std::to_string(trainers));
+  makeModel(dir + "/dist", "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                           "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
+                           "--momentum=0.9 --epochs=1 --batch-size=16 --format=npy --data=" +
+                               f.dir + "/x.npy," + f.dir + "/y.npy");
+  // Ranks on one host sum each element in rank order, whatever the buckets: the same bits.
+  std::vector<Params> once = trainCollective(dir + "/dist", trainers, f.dir + "/init",
+                                             dir + "/once", f.params, Buckets{1, 0});
+  std::vector<Params> bucketed = trainCollective(dir + "/dist", trainers, f.dir + "/init",
+                                                 dir + "/bucketed", f.params, Buckets{1024, 30000});
+  for (const std::string &p : f.params) {
+    INFO(p);
+    for (int r = 0; r < trainers; ++r) {
+      REQUIRE(once[r].count(p));
+      REQUIRE(bucketed[r].count(p));
+      CHECK(std::memcmp(once[r][p].raw(), bucketed[r][p].raw(), once[r][p].bytes()) == 0);
+    }
+  }
 }
 
 TEST_CASE("a collective trainer that fails mid-job ends the other within seconds, not at a "
