@@ -96,12 +96,23 @@ llvm::Expected<GradientAllreduce> planGradientAllreduce(const proto::Block &bloc
     int lastUse = -1; ///< of its grads: where its all-reduce can start
   };
   std::map<int, Open> open; // by dtype
-  std::vector<std::vector<std::string>> buckets;
-  auto close = [&](Open &b) {
-    int64_t id = static_cast<int64_t>(buckets.size());
-    plan.before[static_cast<size_t>(b.lastUse) + 1].push_back(
-        bucketOp("c_allreduce_start", b.grads, config.trainers, id, false));
-    buckets.push_back(std::move(b.grads));
+  std::vector<std::vector<std::string>> started;
+  // A bucket backward is done with only at its very end has nothing to overlap: it is summed on
+  // the trainer's own thread after the others (one c_allreduce_avg a dtype), which saves the
+  // hand-over to the collective's thread.
+  std::map<int, std::vector<std::string>> atEnd; // by dtype
+  int buckets = 0;
+  auto close = [&](Open &b, int dtype) {
+    ++buckets;
+    if (b.lastUse + 1 >= firstOptimizer) {
+      auto &grads = atEnd[dtype];
+      grads.insert(grads.end(), b.grads.begin(), b.grads.end());
+    } else {
+      int64_t id = static_cast<int64_t>(started.size());
+      plan.before[static_cast<size_t>(b.lastUse) + 1].push_back(
+          bucketOp("c_allreduce_start", b.grads, config.trainers, id, false));
+      started.push_back(std::move(b.grads));
+    }
     b = Open();
   };
   for (const Grad &g : order) {
@@ -109,17 +120,19 @@ llvm::Expected<GradientAllreduce> planGradientAllreduce(const proto::Block &bloc
     b.grads.push_back(g.name);
     b.bytes += g.bytes;
     b.lastUse = g.lastUse; // the grads come in the order of their last use
-    int64_t cap = buckets.empty() ? config.firstBucketBytes : config.bucketBytes;
+    int64_t cap = buckets == 0 ? config.firstBucketBytes : config.bucketBytes;
     if (b.bytes >= cap)
-      close(b);
+      close(b, g.dtype);
   }
   for (auto &[dtype, b] : open) // what is left starts once backward is done with it
     if (!b.grads.empty())
-      close(b);
-  for (size_t id = 0; id < buckets.size(); ++id)
+      close(b, dtype);
+  for (size_t id = 0; id < started.size(); ++id)
     plan.before[firstOptimizer].push_back(
-        bucketOp("c_allreduce_wait", buckets[id], config.trainers, static_cast<int64_t>(id), true));
-  plan.buckets = static_cast<int>(buckets.size());
+        bucketOp("c_allreduce_wait", started[id], config.trainers, static_cast<int64_t>(id), true));
+  for (auto &[dtype, grads] : atEnd) // after the waits: one collective at a time
+    plan.before[firstOptimizer].push_back(allreduceAvgOp(grads, config.trainers));
+  plan.buckets = buckets;
   return plan;
 }
 

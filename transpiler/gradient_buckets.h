@@ -25,7 +25,9 @@ struct GradientAllreduce {
 /// optimizer. Else buckets of at least firstBucketBytes (the first), then bucketBytes, of grads
 /// in the order of their last use before the optimizer (one dtype a bucket); a
 /// c_allreduce_start after each bucket's last use, and the c_allreduce_waits before the
-/// optimizer. Errors name a grad that is not declared.
+/// optimizer. Buckets whose last use is the op just before the optimizer (nothing left to
+/// overlap) are summed after the waits, by one c_allreduce_avg a dtype. Errors name a grad
+/// that is not declared.
 llvm::Expected<GradientAllreduce> planGradientAllreduce(const proto::Block &block,
                                                         const std::vector<std::string> &grads,
                                                         int firstOptimizer,
