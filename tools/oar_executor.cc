@@ -774,6 +774,7 @@ int main(int argc, char **argv) {
   std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role
   if (c.runsScheduler)
     schedulerThread = startSchedulerThread(c);
+  c.trainersMeet = collective || mode == "hybrid";
   if (!c.scheduler.empty() && c.role != Role::None)
     schedulerLink = exitOnErr(oar::runtime::joinThroughScheduler(
         c, curveFromFlags(), std::chrono::milliseconds(registerTimeoutMs), logLine,

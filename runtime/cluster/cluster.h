@@ -26,10 +26,13 @@ struct ClusterSpec {
   /// host:port of the scheduler that hands out the endpoints (--scheduler, MS_SCHED_*,
   /// DMLC_PS_ROOT_*); empty: the endpoints are given.
   std::string scheduler;
-  int64_t pserverCount = 0;          ///< with a scheduler: how many pservers register
-  int64_t askedId = -1;              ///< with a scheduler: the id this node asks for (-1: any)
-  std::string nodeHost;              ///< with a scheduler: the host a pserver serves at
-  bool runsScheduler = false;        ///< MPI rank 0 serves the scheduler beside its own role
+  int64_t pserverCount = 0;   ///< with a scheduler: how many pservers register
+  int64_t askedId = -1;       ///< with a scheduler: the id this node asks for (-1: any)
+  std::string nodeHost;       ///< with a scheduler: the host a pserver serves at
+  bool runsScheduler = false; ///< MPI rank 0 serves the scheduler beside its own role
+  /// With a scheduler: the trainers meet each other (collective and hybrid jobs), so each
+  /// registers the endpoint it is reached at, and learns the others'.
+  bool trainersMeet = false;
   int64_t mpiRank = -1, mpiSize = 0; ///< under mpirun (or srun with PMI)
   /// Under srun: SLURM_PROCID and SLURM_NTASKS. A Slurm job sets them in every process, so they
   /// place this node only when asked to (--pserver-count without a role: useSlurmRank()).

@@ -31,9 +31,9 @@ llvm::Expected<std::vector<std::string>> required(const GetEnv &getenv, llvm::St
   return values;
 }
 
-llvm::Error readCount(llvm::StringRef name, llvm::StringRef text, int64_t &out) {
-  if (text.getAsInteger(10, out) || out < 1)
-    return makeError("{0} is \"{1}\"; expected a count of at least 1", name, text);
+llvm::Error readCount(llvm::StringRef name, llvm::StringRef text, int64_t &out, int64_t least = 1) {
+  if (text.getAsInteger(10, out) || out < least)
+    return makeError("{0} is \"{1}\"; expected a count of at least {2}", name, text, least);
   return llvm::Error::success();
 }
 
@@ -45,7 +45,8 @@ llvm::Error schedulerParts(ClusterSpec &spec, const std::vector<std::string> &v,
   if (llvm::StringRef(v[2]).getAsInteger(10, port) || port < 1 || port > 65535)
     return makeError("{0} is \"{1}\"; expected a port number", names[2], v[2]);
   spec.scheduler = v[1] + ":" + v[2];
-  if (llvm::Error err = readCount(names[3], v[3], spec.pserverCount))
+  // 0 servers: a collective job's workers, which meet through the scheduler.
+  if (llvm::Error err = readCount(names[3], v[3], spec.pserverCount, 0))
     return err;
   return readCount(names[4], v[4], spec.trainers);
 }

@@ -39,14 +39,8 @@ llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
     return makeError("--mode collective runs no pservers (the trainers all-reduce their "
                      "gradients); drop --server-num={0}",
                      opts.servers);
-  if (collective && opts.scheduler)
-    return makeError("--mode collective with --scheduler is not built yet: the trainers meet "
-                     "at trainer 0's rendezvous");
   if (opts.hybrid && (opts.mode == Mode::Geo || opts.mode == Mode::Collective))
     return makeError("a hybrid job's tables train sync or async, not {0}", modeName(opts.mode));
-  if (opts.hybrid && opts.scheduler)
-    return makeError("--mode hybrid with --scheduler is not built yet: the trainers meet at "
-                     "trainer 0's rendezvous");
   if ((collective || opts.hybrid) && opts.trainerDevice == "cuda")
     return makeError(
         "--device=cuda with collective or hybrid jobs is not built yet (GPU trainers need NCCL); "
@@ -116,8 +110,10 @@ struct LaunchPlan {
   std::vector<std::string> viaScheduler; ///< with a scheduler: its address and the counts
 
   std::string endpoint(size_t i) const { return "127.0.0.1:" + std::to_string(ports[i].port()); }
-  /// Collective and hybrid jobs: the trainers meet at trainer 0, on the last port held.
+  /// Collective and hybrid jobs: the trainers meet at trainer 0, on the last port held (with a
+  /// scheduler, at the endpoint trainer 0 registered there).
   bool meetsTrainers() const { return opts.mode == Mode::Collective || opts.hybrid; }
+  bool heldRendezvous() const { return meetsTrainers() && !opts.scheduler; }
   std::string rendezvous() const { return endpoint(ports.size() - 1); }
 
   /// A node's flags with its --num-threads (its role's `given`, else its `share`) added.
@@ -157,13 +153,11 @@ struct LaunchPlan {
 
   std::vector<std::string> trainerArgs(int i, LaunchedNodes::Env &env) const {
     auto args = common;
-    if (opts.mode == Mode::Collective) { // they meet at trainer 0's held port
+    if (opts.mode == Mode::Collective && !opts.scheduler) { // they meet at trainer 0's held port
       llvm::append_range(
           args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i),
                                          "--trainers=" + std::to_string(opts.workers),
                                          "--rendezvous=" + rendezvous()});
-      if (i == 0 && !opts.loadDir.empty()) // it broadcasts what it loaded
-        args.insert(args.end(), {"--load", opts.loadDir});
     } else if (opts.scheduler) {
       llvm::append_range(
           args, std::vector<std::string>{"--role=trainer", "--trainer-id=" + std::to_string(i)});
@@ -171,9 +165,9 @@ struct LaunchPlan {
       env.insert(env.end(), {{env::kPaddleTrainingRole, "TRAINER"},
                              {env::kPaddleTrainerId, std::to_string(i)}});
     }
-    if (opts.hybrid) // the dense params' all-reduce
+    if (opts.hybrid && !opts.scheduler) // the dense params' all-reduce
       args.push_back("--rendezvous=" + rendezvous());
-    if (opts.hybrid && i == 0 && !opts.loadDir.empty()) // the dense state it broadcasts
+    if (meetsTrainers() && i == 0 && !opts.loadDir.empty()) // what it loaded, it broadcasts
       args.insert(args.end(), {"--load", opts.loadDir});
     llvm::append_range(args, viaScheduler);
     if (!opts.saveDir.empty())
@@ -199,9 +193,10 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
   // Each server's port is held from here until the server takes its socket over (OAR_LISTEN_FD):
   // no other process can take it meanwhile. With a scheduler, pservers pick their own.
   // A collective job's one port is trainer 0's rendezvous.
-  // A hybrid job's trainers meet at one more: trainer 0's rendezvous.
+  // A hybrid job's trainers meet at one more: trainer 0's rendezvous (with a scheduler, at the
+  // endpoint trainer 0 registers there).
   bool onePort = opts.scheduler || opts.mode == Mode::Collective;
-  int count = (onePort ? 1 : opts.servers) + (opts.hybrid ? 1 : 0);
+  int count = (onePort ? 1 : opts.servers) + (plan.heldRendezvous() && opts.hybrid ? 1 : 0);
   if (llvm::Error err = HeldPort::onLoopback(count).moveInto(plan.ports))
     return std::move(err);
   plan.common = {"--main",    opts.modelDir + "/main.pb",
@@ -213,12 +208,12 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
   // A random id per launch: its pservers refuse trainers of any other launch.
   std::random_device entropy;
   plan.base = {{env::kOarJobId, llvm::formatv("{0:x8}{1:x8}", entropy(), entropy()).str()}};
-  if (opts.mode == Mode::Collective) {
-    // Nothing more: each trainer's flags say where to meet.
-  } else if (opts.scheduler) { // every node gets its address and the counts; it hands out the rest
+  if (opts.scheduler) { // every node gets its address and the counts; it hands out the rest
     plan.viaScheduler = {"--scheduler=" + plan.endpoint(0),
                          "--pserver-count=" + std::to_string(opts.servers),
                          "--trainers=" + std::to_string(opts.workers)};
+  } else if (opts.mode == Mode::Collective) {
+    // Nothing more: each trainer's flags say where to meet.
   } else {
     std::vector<std::string> endpoints;
     for (size_t i = 0; i < size_t(opts.servers); ++i)
@@ -248,7 +243,7 @@ llvm::Error launch(const LaunchOptions &opts) {
   for (int i = 0; i < opts.workers; ++i) {
     auto env = plan->base;
     auto args = plan->trainerArgs(i, env);
-    bool rendezvous = plan->meetsTrainers() && i == 0;
+    bool rendezvous = plan->heldRendezvous() && i == 0;
     nodes.start("trainer." + std::to_string(i), args, env,
                 rendezvous ? &plan->ports.back() : nullptr);
   }

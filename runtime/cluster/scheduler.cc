@@ -156,7 +156,11 @@ private:
       sendAssignment(m);
       m.lastSeen = Clock::now();
     }
-    log("every node registered; pservers " + llvm::join(members_.pserverEndpoints(), ","));
+    std::vector<std::string> pservers = members_.pserverEndpoints(),
+                             trainers = members_.trainerEndpoints();
+    log("every node registered; pservers " +
+        (pservers.empty() ? std::string("none") : llvm::join(pservers, ",")) +
+        (trainers.empty() ? "" : "; trainers " + llvm::join(trainers, ",")));
     return llvm::Error::success();
   }
 
@@ -173,6 +177,8 @@ private:
     msg.set_heartbeat_timeout_ms(opts_.heartbeatTimeout.count());
     for (const std::string &ep : members_.pserverEndpoints())
       msg.add_pservers(ep);
+    for (const std::string &ep : members_.trainerEndpoints())
+      msg.add_trainers(ep);
     send(m.identity, msg);
   }
 
@@ -287,9 +293,10 @@ private:
 } // namespace
 
 llvm::Error runScheduler(const SchedulerOptions &opts) {
-  if (opts.pservers < 1 || opts.trainers < 1)
-    return makeError("scheduler {0}: needs at least one pserver and one trainer (got {1} and {2}; "
-                     "--pserver-count, --trainers)",
+  // No pserver: a collective job's trainers, which learn each other's endpoints here.
+  if (opts.pservers < 0 || opts.trainers < 1)
+    return makeError("scheduler {0}: needs at least one trainer and no fewer than 0 pservers (got "
+                     "{1} and {2}; --pserver-count, --trainers)",
                      opts.endpoint, opts.pservers, opts.trainers);
   if (opts.elastic && opts.maxTrainers < opts.trainers)
     return makeError("scheduler {0}: --max-trainers {1} is under the job's {2} trainers",

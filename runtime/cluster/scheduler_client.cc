@@ -112,6 +112,7 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
     link->assignment_.id = msg->id();
     link->assignment_.pservers.assign(msg->pservers().begin(), msg->pservers().end());
     link->assignment_.trainers = msg->trainers_count();
+    link->assignment_.trainerEndpoints.assign(msg->trainers().begin(), msg->trainers().end());
     link->assignment_.jobId = msg->job_id();
     Impl *i = link->impl_.get();
     // A scheduler answers every heartbeat; one silent for its own heartbeat timeout is gone
@@ -206,11 +207,14 @@ joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::m
   request.timeout = timeout;
   request.curve = curve;
   request.shouldStop = std::move(shouldStop);
-  if (spec.role == Role::Pserver) {
+  // A pserver serves at its endpoint; a collective or hybrid trainer is reached at its own
+  // (trainer 0 serves the trainers' rendezvous there).
+  bool reached = spec.role == Role::Pserver || (spec.role == Role::Trainer && spec.trainersMeet);
+  if (reached) {
     if (spec.currentEndpoint.empty()) {
       std::string host = spec.nodeHost.empty() ? "127.0.0.1" : spec.nodeHost;
-      // On loopback the pserver binds exactly the held socket and takes it over; elsewhere it is
-      // free on every address, and let go just before the pserver binds its own address.
+      // On loopback the node binds exactly the held socket and takes it over; elsewhere it is
+      // free on every address, and let go just before the node binds its own address.
       if (isLoopbackEndpoint(host + ":0")) {
         auto ports = HeldPort::onLoopback(1);
         if (!ports)
@@ -234,6 +238,17 @@ joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::m
     spec.trainerId = a.id;
   spec.trainers = a.trainers;
   spec.pservers = a.pservers;
+  if (spec.role == Role::Trainer && spec.trainersMeet) {
+    if (a.trainerEndpoints.size() != static_cast<size_t>(a.trainers) ||
+        llvm::is_contained(a.trainerEndpoints, ""))
+      return makeError("scheduler {0}: the trainers' endpoints are incomplete ({1} of {2}): is "
+                       "every trainer of a collective or hybrid job started with --mode?",
+                       spec.scheduler,
+                       a.trainerEndpoints.size() - llvm::count(a.trainerEndpoints, ""), a.trainers);
+    spec.trainerEndpoints = a.trainerEndpoints;
+    if (spec.trainerId != 0)
+      ownPort.reset(); // only trainer 0 serves (the rendezvous); the others' pairs pick ports
+  }
   if (spec.jobId.empty())
     spec.jobId = a.jobId;
   if (log)

@@ -19,10 +19,10 @@
 namespace oar::runtime {
 
 struct SchedulerRequest {
-  std::string scheduler; ///< host:port
+  std::string scheduler;     ///< host:port
   Role role = Role::Trainer; ///< a pserver or a trainer
-  int64_t askedId = -1;  ///< -1: any
-  std::string endpoint;  ///< a pserver's host:port
+  int64_t askedId = -1;      ///< -1: any
+  std::string endpoint;      ///< a pserver's host:port (a collective or hybrid trainer's, too)
   std::string jobId;
   int64_t pservers = 0, trainers = 0;
   /// CURVE: a trainer's own pair and the pservers' public key; a pserver's own pair (the
@@ -38,6 +38,8 @@ struct SchedulerAssignment {
   int64_t id = -1;
   std::vector<std::string> pservers; ///< by pserver id
   int64_t trainers = 0;
+  /// By trainer id, where the trainers registered endpoints (collective and hybrid jobs).
+  std::vector<std::string> trainerEndpoints;
   std::string jobId;
 };
 
@@ -79,7 +81,7 @@ class HeldPort;
 /// endpoint, as if they had been given. Keep the link for the node's life.
 llvm::Expected<std::unique_ptr<SchedulerLink>>
 joinThroughScheduler(ClusterSpec &spec, const CurveConfig &curve, std::chrono::milliseconds timeout,
-                     std::function<void(const std::string &)> log,
-                     std::function<bool()> shouldStop, std::shared_ptr<HeldPort> &ownPort);
+                     std::function<void(const std::string &)> log, std::function<bool()> shouldStop,
+                     std::shared_ptr<HeldPort> &ownPort);
 
 } // namespace oar::runtime

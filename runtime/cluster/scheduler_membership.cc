@@ -73,8 +73,8 @@ std::string SchedulerMembership::registrationRefusal(const std::string &identity
       return "a pserver must say the endpoint it serves, as host:port";
   }
   for (const Member &m : members_)
-    if (m.role == Role::Pserver && !msg.endpoint().empty() && m.endpoint == msg.endpoint())
-      return "endpoint " + msg.endpoint() + " is another pserver's";
+    if (!msg.endpoint().empty() && m.endpoint == msg.endpoint())
+      return "endpoint " + msg.endpoint() + " is another " + roleName(m.role).str() + "'s";
   return "";
 }
 
@@ -150,6 +150,17 @@ std::vector<std::string> SchedulerMembership::pserverEndpoints() const {
   for (const Member &m : members_)
     if (m.role == Role::Pserver)
       endpoints[m.id] = m.endpoint;
+  return endpoints;
+}
+
+std::vector<std::string> SchedulerMembership::trainerEndpoints() const {
+  std::vector<std::string> endpoints;
+  for (const Member &m : members_)
+    if (m.role == Role::Trainer && !m.endpoint.empty() && m.id >= 0) {
+      if (endpoints.size() <= static_cast<size_t>(m.id))
+        endpoints.resize(static_cast<size_t>(m.id) + 1);
+      endpoints[m.id] = m.endpoint;
+    }
   return endpoints;
 }
 

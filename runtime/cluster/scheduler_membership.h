@@ -21,7 +21,7 @@ inline constexpr int64_t kMaxSchedMessage = 64 * 1024;
 std::optional<proto::SchedMsg> parseSchedMsg(const void *bytes, size_t size);
 
 struct Member {
-  std::string identity; ///< ZeroMQ routing id of its connection
+  std::string identity;      ///< ZeroMQ routing id of its connection
   Role role = Role::Trainer; ///< a pserver or a trainer
   int64_t askedId = -1, id = -1;
   std::string endpoint;
@@ -53,6 +53,8 @@ public:
 
   /// Every pserver's endpoint, by id (after assignIds).
   std::vector<std::string> pserverEndpoints() const;
+  /// Every trainer's endpoint, by id (after assignIds); empty when no trainer gave one.
+  std::vector<std::string> trainerEndpoints() const;
   /// "only P of S pserver(s) and T of W trainer(s)".
   std::string registeredSoFar() const;
   /// Trainers registered that have neither left nor gone.

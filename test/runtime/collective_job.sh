@@ -7,7 +7,9 @@
 #   VICTIM: none | trainer.N (killed with SIGKILL)
 #   CONVENTION (environment): paddle (PADDLE_TRAINER_ENDPOINTS, PADDLE_CURRENT_ENDPOINT,
 #     PADDLE_TRAINER_ID, PADDLE_TRAINERS_NUM, as Paddle's collective launch sets them; default) or
-#     tf (TF_CONFIG with a chief and workers, no ps).
+#     tf (TF_CONFIG with a chief and workers, no ps) or mindspore (MS_ROLE and the scheduler's
+#     MS_SCHED_HOST, MS_SCHED_PORT, MS_SERVER_NUM=0, MS_WORKER_NUM: a scheduler is started at PORT
+#     too, and the trainers learn trainer 0's endpoint from it).
 # Prints "<node> <exit status> <ms from the kill to its end>" for each trainer.
 set -u
 bin=$1 model=$2 out=$3 port=$4 trainers=$5 victim=$6
@@ -22,9 +24,16 @@ for ((i = 1; i < trainers; i++)); do
   tfWorkers="$tfWorkers${tfWorkers:+,}\"127.0.0.1:$((port + i))\""
 done
 declare -A pids
+ms=(MS_SCHED_HOST=127.0.0.1 "MS_SCHED_PORT=$port" MS_SERVER_NUM=0 "MS_WORKER_NUM=$trainers")
+scheduler=""
+if [ "${CONVENTION:-paddle}" = mindspore ]; then # it serves at PORT, the trainers pick their own
+  env ${PORT_FD:+"OAR_LISTEN_FD=$PORT_FD"} MS_ROLE=MS_SCHED "${ms[@]}" OAR_JOB_ID=collective-test \
+    timeout 120 "$bin/oar-executor" >"$out/scheduler.log" 2>&1 &
+  scheduler=$!
+fi
 for ((i = 0; i < trainers; i++)); do
   fd=()
-  [ "$i" = 0 ] && [ -n "${PORT_FD:-}" ] && fd=("OAR_LISTEN_FD=$PORT_FD")
+  [ "$i" = 0 ] && [ -n "${PORT_FD:-}" ] && [ -z "$scheduler" ] && fd=("OAR_LISTEN_FD=$PORT_FD")
   case "${CONVENTION:-paddle}" in
   paddle)
     conv=("PADDLE_TRAINER_ENDPOINTS=$endpoints" "PADDLE_CURRENT_ENDPOINT=127.0.0.1:$((port + i))"
@@ -32,6 +41,8 @@ for ((i = 0; i < trainers; i++)); do
   tf)
     task=$([ "$i" = 0 ] && echo '"type":"chief","index":0' || echo "\"type\":\"worker\",\"index\":$((i - 1))")
     conv=("TF_CONFIG={\"cluster\":{\"chief\":[\"127.0.0.1:$port\"],\"worker\":[$tfWorkers]},\"task\":{$task}}") ;;
+  mindspore)
+    conv=(MS_ROLE=MS_WORKER "${ms[@]}") ;;
   esac
   ( # its status and when it ended (ns), written as it ends
     env "${fd[@]}" "${conv[@]}" OAR_JOB_ID=collective-test timeout 120 "$bin/oar-executor" \
@@ -57,3 +68,7 @@ for ((i = 0; i < trainers; i++)); do
   read -r status endedAt <"$out/trainer.$i.end"
   echo "trainer.$i $status $(((endedAt - ${killedAt:-$endedAt}) / 1000000))"
 done
+if [ -n "$scheduler" ]; then
+  wait "$scheduler"
+  echo "scheduler exit status $?"
+fi

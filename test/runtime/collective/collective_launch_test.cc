@@ -64,7 +64,8 @@ void checkSameBits(const std::string &dir, const std::string &other, const std::
 } // namespace
 
 TEST_CASE("oar-launch --mode collective trains fit_a_line on 2 trainer processes to one "
-          "machine's result with twice the batch, and so do trainers started by hand",
+          "machine's result with twice the batch, and so do trainers met through a scheduler and "
+          "trainers started by hand",
           "[e2e][runtime][collective]") {
   Fixture f = loadFixture("fit_a_line_sgd");
   std::string dir = scratchDir("collective_launch");
@@ -81,8 +82,16 @@ TEST_CASE("oar-launch --mode collective trains fit_a_line on 2 trainer processes
     Tensor saved = requireValue(readNpy(dir + "/launched/" + p + ".npy"));
     CHECK(toleranceRatio(saved, single, 1e-4, 1e-6) <= 1.0);
   }
+  // Through a scheduler, where the trainers learn trainer 0's endpoint: the same bits.
+  std::string scheduled = run(binDir() +
+                              "/oar-launch --mode collective --scheduler "
+                              "--worker-num=2 --load " +
+                              f.dir + "/init --save " + dir + "/scheduled " + dir + "/dist");
+  CHECK_THAT(scheduled, Contains("this node is trainer 1 of 0 pserver(s) and 2 trainer(s)"));
+  for (const std::string &p : f.params)
+    checkSameBits(dir + "/scheduled", dir + "/launched", p);
   // By hand, from either convention's variables: the same job, so the same bits.
-  for (std::string convention : {"paddle", "tf"}) {
+  for (std::string convention : {"paddle", "tf", "mindspore"}) {
     INFO(convention);
     std::string out = dir + "/by_hand_" + convention;
     auto ends = runByHand(dir + "/dist", out, 2, "none", convention,

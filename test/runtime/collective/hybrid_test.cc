@@ -32,15 +32,15 @@ std::string launch(const std::string &flags, const std::string &model) {
 } // namespace
 
 TEST_CASE("hybrid wide_deep keeps only the tables on the pservers; sync gives the same bits on "
-          "1, 2 and 3 pservers, and its save opens on one machine",
+          "1, 2 and 3 pservers, and through a scheduler, and its save opens on one machine",
           "[e2e][runtime][collective][ctr]") {
   std::string dir = scratchDir("hybrid_pservers");
   std::string model = wideDeep(dir + "/model", ctrData(), "--vocab=65536");
   std::vector<std::string> lines;
-  for (const char *servers : {"1", "2", "3"}) {
-    std::string save = dir + "/save" + servers;
-    std::string out =
-        launch(std::string("--mode=hybrid --server-num=") + servers + " --save " + save, model);
+  // The last: the nodes learn each other's endpoints from a scheduler, trainer 0's included.
+  for (std::string servers : {"1", "2", "3", "2 --scheduler"}) {
+    std::string save = dir + "/save" + servers.substr(0, 1) + (servers.size() > 1 ? "s" : "");
+    std::string out = launch("--mode=hybrid --server-num=" + servers + " --save " + save, model);
     INFO(out);
     CHECK_THAT(out, Contains("serving 0 param blocks and 2 distributed tables"));
     CHECK_THAT(out, Contains("rank 1 of 2: joined the group"));
@@ -56,6 +56,7 @@ TEST_CASE("hybrid wide_deep keeps only the tables on the pservers; sync gives th
   }
   CHECK(lines[0] == lines[1]);
   CHECK(lines[0] == lines[2]);
+  CHECK(lines[0] == lines[3]);
   // The save (dense params beside the pservers' tables) scores the same on one machine.
   std::string single = run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " +
                            model + "/startup.pb --eval-only --load " + dir + "/save2");
