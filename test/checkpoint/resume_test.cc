@@ -113,6 +113,31 @@ TEST_CASE("a 2x2 sync job killed at a random step resumes with the same command 
   checkSameBits(dir + "/whole", dir + "/resumed");
 }
 
+TEST_CASE("a collective job killed at a random step resumes with the same command to the bits "
+          "of an uninterrupted run",
+          "[e2e][checkpoint][collective]") {
+  std::string dir = scratchDir("resume_collective");
+  Fixture f = loadFixture("mnist_mlp_momentum");
+  // Two shuffled epochs of 64 steps a trainer, with momentum: its state must come back too.
+  makeModel(dir + "/model", "--model=mlp --in=784 --hidden=128,64 --out=10 "
+                            "--loss=softmax_with_cross_entropy --optimizer=momentum --lr=0.05 "
+                            "--momentum=0.9 --epochs=2 --shuffle --batch-size=16 --format=npy "
+                            "--data=" +
+                                f.dir + "/x.npy," + f.dir + "/y.npy");
+  auto launch = [&](const std::string &save, const std::string &flags) {
+    return binDir() + "/oar-launch --mode=collective --worker-num=2 --timeout=300 --save " + save +
+           " " + dir + "/model -- --log-every 1 " + flags;
+  };
+  run(launch(dir + "/whole", ""));
+  int step = randomStep(9, 100); // of 128; past the second checkpoint (see the one-machine case)
+  INFO("killed at step " << step);
+  std::string resumed = killAndRerun(
+      dir, "[trainer.0] step " + std::to_string(step) + "/128 epoch",
+      launch(dir + "/resumed", "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 4"));
+  CHECK_THAT(resumed, Contains("trainer 0: resumed from checkpoint " + dir + "/ckpt/step-"));
+  checkSameBits(dir + "/whole", dir + "/resumed");
+}
+
 TEST_CASE("async and GEO jobs killed at a random step resume with the same command and converge",
           "[e2e][checkpoint]") {
   // GEO keeps its tables on the trainers (distributed tables train in sync or async only). Each
