@@ -164,8 +164,7 @@ void copyWithoutOps(const proto::Program &prog, proto::Program &out) {
 
 } // namespace
 
-void setDistInfo(proto::Program &prog, const TranspileInputs &in, Role role,
-                 int64_t pserverIndex) {
+void setDistInfo(proto::Program &prog, const TranspileInputs &in, Role role, int64_t pserverIndex) {
   const DistributePlan &plan = in.plan;
   proto::DistributeInfo &d = *prog.mutable_dist();
   d.set_mode(modeName(plan.config.mode).str());
@@ -217,7 +216,11 @@ llvm::Error buildTrainerProgram(const TranspileInputs &in, proto::Program &out) 
   if (plan.config.hybrid)
     if (llvm::Error err = denseGradients(src, denseGrads, firstDenseOptimizer, false))
       return err;
-  auto allreduce = planGradientAllreduce(src, denseGrads, firstDenseOptimizer, plan.config);
+  // One all-reduce after backward: the communicator is not thread safe, and a bucket summing
+  // on another thread could meet a failure path that uses it while backward pushes rows.
+  DistributeConfig oneAllreduce = plan.config;
+  oneAllreduce.bucketBytes = 0;
+  auto allreduce = planGradientAllreduce(src, denseGrads, firstDenseOptimizer, oneAllreduce);
   if (!allreduce)
     return allreduce.takeError();
   for (int i = 0; i < src.ops_size(); ++i) {

@@ -13,6 +13,7 @@ BackgroundAllreduce::~BackgroundAllreduce() {
   {
     std::lock_guard<std::mutex> hold(lock_);
     stopping_ = true;
+    queue_.clear(); // a rank that stops mid-step starts no more: its peers see it gone
   }
   changed_.notify_all();
   thread_.join();

@@ -193,8 +193,11 @@ void SharedSegment::watchPeers() {
   watches_->of.resize(static_cast<size_t>(ranks_));
   for (int r = 0; r < ranks_; ++r) {
     pid_t pid = l->pid[r].load(std::memory_order_acquire);
-    if (r != rank_ && pid > 0 && pid != getpid()) // ranks on threads of this process leave
-      watches_->of[r].emplace(pid);               // by their flag
+    if (r == rank_ || pid <= 0 || pid == getpid()) // ranks on threads of this process leave
+      continue;                                    // by their flag
+    watches_->of[r].emplace(pid);
+    if (!watches_->of[r]->watchable()) // no pidfd here: the flag and the deadline tell
+      watches_->of[r].reset();
   }
 }
 
@@ -236,10 +239,20 @@ void SharedSegment::barrier(std::chrono::steady_clock::time_point deadline) {
     if (l.generation.load(std::memory_order_acquire) != generation)
       return;
     if (spin < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
+#endif
       continue;
     }
-    checkPeers();
+    try {
+      checkPeers();
+    } catch (const SharedSegmentPeerGone &) {
+      // A rank that opened this barrier and then left is not gone from it: its `gone` store
+      // comes after its increment.
+      if (l.generation.load(std::memory_order_acquire) != generation)
+        return;
+      throw;
+    }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline)
       throw std::runtime_error("Timed out waiting for the other ranks at the shared memory "

@@ -44,6 +44,11 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &o
   Executor exec(opts.place.device);
   exec.setEnv(&env);
   Scope scope;
+  // A bucket still summing when a step fails writes into the scope's gradients: it ends first.
+  struct BucketsFirst {
+    RunEnv &env;
+    ~BucketsFirst() { env.buckets.reset(); }
+  } bucketsFirst{env};
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), who + " startup");
   if (id == 0 && !opts.loadDir.empty())

@@ -192,6 +192,11 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   Executor exec(opts.place.device);
   exec.setEnv(&env);
   Scope scope;
+  // A bucket still summing when a step fails writes into the scope's gradients: it ends first.
+  struct BucketsFirst {
+    RunEnv &env;
+    ~BucketsFirst() { env.buckets.reset(); }
+  } bucketsFirst{env};
   if (llvm::Error err = exec.run(progs.startup, scope))
     return addContext(std::move(err), "trainer " + std::to_string(id) + " startup");
   // A hybrid job's --load: trainer 0 loads the dense state it broadcasts, the pservers the tables.

@@ -62,6 +62,8 @@ public:
   ProcessWatch &operator=(ProcessWatch &&other) noexcept;
   /// False once the process ended, or when it could not be watched.
   bool running() const;
+  /// Whether a pidfd was had (none: an old kernel, or a sandbox that refuses pidfd_open).
+  bool watchable() const { return fd_ >= 0; }
 
 private:
   int fd_ = -1;
