@@ -72,7 +72,10 @@ void setCollectiveInfo(proto::Program &prog, const DistributeConfig &config, uin
   d.set_trainers(config.trainers);
   d.set_role(roleName(Role::Trainer).str());
   // Every rank's programs hash alike: the rendezvous compares this to keep other jobs out.
-  d.set_plan_digest(llvm::formatv("collective-{0:x16}-{1}", jobHash, config.trainers).str());
+  // The buckets too: ranks whose buckets differ would pair all-reduces of different sizes.
+  d.set_plan_digest(llvm::formatv("collective-{0:x16}-{1}-buckets-{2}-{3}", jobHash,
+                                  config.trainers, config.firstBucketBytes, config.bucketBytes)
+                        .str());
 }
 
 } // namespace

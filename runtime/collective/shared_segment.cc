@@ -296,30 +296,36 @@ void SharedSegment::allreduce(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, T 
   size_t count = 0, perRound = chunkBytes_ / sizeof(T);
   for (llvm::MutableArrayRef<T> part : parts)
     count += part.size();
-  for (size_t at = 0; at < count; at += perRound) {
-    size_t n = std::min(perRound, count - at);
-    forRange(parts, at, n, [&](T *from, size_t len, size_t to) {
-      std::memcpy(slot(rank_) + to, from, len * sizeof(T));
-    });
-    barrier(deadline); // every rank's share is in
-    size_t lo = n * static_cast<size_t>(rank_) / static_cast<size_t>(ranks_);
-    size_t hi = n * static_cast<size_t>(rank_ + 1) / static_cast<size_t>(ranks_);
-    T *__restrict sum = out + lo;
-    std::memcpy(sum, slot(0) + lo, (hi - lo) * sizeof(T));
-    for (int r = 1; r < ranks_; ++r) { // in rank order: one order for each element, any rank
-      const T *__restrict part = slot(r) + lo;
-      for (size_t i = 0; i < hi - lo; ++i)
-        sum[i] += part[i];
+  try {
+    for (size_t at = 0; at < count; at += perRound) {
+      size_t n = std::min(perRound, count - at);
+      forRange(parts, at, n, [&](T *from, size_t len, size_t to) {
+        std::memcpy(slot(rank_) + to, from, len * sizeof(T));
+      });
+      barrier(deadline); // every rank's share is in
+      size_t lo = n * static_cast<size_t>(rank_) / static_cast<size_t>(ranks_);
+      size_t hi = n * static_cast<size_t>(rank_ + 1) / static_cast<size_t>(ranks_);
+      T *__restrict sum = out + lo;
+      std::memcpy(sum, slot(0) + lo, (hi - lo) * sizeof(T));
+      for (int r = 1; r < ranks_; ++r) { // in rank order: one order for each element, any rank
+        const T *__restrict part = slot(r) + lo;
+        for (size_t i = 0; i < hi - lo; ++i)
+          sum[i] += part[i];
+      }
+      barrier(deadline); // every slice is summed; nobody writes `out` before all copied it
+      forRange(parts, at, n, [&](T *to, size_t len, size_t from) {
+        const T *__restrict sums = out + from;
+        if (scale == T(1))
+          std::memcpy(to, sums, len * sizeof(T));
+        else
+          for (size_t i = 0; i < len; ++i)
+            to[i] = sums[i] * scale;
+      });
     }
-    barrier(deadline); // every slice is summed; nobody writes `out` before all copied it
-    forRange(parts, at, n, [&](T *to, size_t len, size_t from) {
-      const T *__restrict sums = out + from;
-      if (scale == T(1))
-        std::memcpy(to, sums, len * sizeof(T));
-      else
-        for (size_t i = 0; i < len; ++i)
-          to[i] = sums[i] * scale;
-    });
+  } catch (...) { // the others hear at once that this rank gave up, not at their timeout
+    static_cast<Layout *>(base_)->gone[rank_].store(1, std::memory_order_release);
+    futexWakeAll(static_cast<Layout *>(base_)->generation);
+    throw;
   }
 }
 
