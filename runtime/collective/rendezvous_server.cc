@@ -81,7 +81,7 @@ struct RendezvousServer::Impl {
       // A rank's host ("host_2", shared_segment.h's sameHostKey) and rank 0's shared segment.
       if (key != own && key != "rank_" + own && key != "host_" + own && key != "segment_" + own)
         return "rank " + own + " may write only its own keys (\"" + own + "\", \"rank_" + own +
-               "\", \"host_" + own + "\"), not \"" + request.key() + "\"";
+               "\", \"host_" + own + "\", \"segment_" + own + "\"), not \"" + request.key() + "\"";
       if (!values.count(request.key()) && values.size() >= kMaxKeys)
         return "the store holds " + std::to_string(kMaxKeys) + " keys already";
     } else if (request.kind() != proto::STORE_GET) {

@@ -100,7 +100,7 @@ std::string sameHostKey() {
   std::string net = readLink("/proc/self/ns/net"), pid = readLink("/proc/self/ns/pid");
   if (boot.empty() || net.empty() || pid.empty())
     return ""; // unknown: no rank shares with this one
-  return boot + "/" + net + "/" + pid + "/uid " + std::to_string(getuid());
+  return boot + "/" + net + "/" + pid + "/uid " + std::to_string(geteuid());
 }
 
 SharedSegment::SharedSegment(std::string name, int rank, int ranks, size_t chunkBytes, void *base,
@@ -165,14 +165,16 @@ SharedSegment::open(const std::string &name, int rank, int ranks, size_t chunkBy
     return makeError("cannot open shared memory {0}: {1}", name, std::strerror(errno));
   struct stat st {};
   size_t bytes = segmentBytes(ranks, chunkBytes);
-  bool ours = fstat(fd, &st) == 0 && st.st_uid == getuid() && (st.st_mode & 0077) == 0 &&
+  // shm_open creates files as the effective user: that is whose segment it must be.
+  bool ours = fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0077) == 0 &&
               static_cast<size_t>(st.st_size) == bytes;
   void *base = ours ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  int mapError = errno; // before close() may change it
   close(fd);
   if (!ours)
     return makeError("shared memory {0} is not a segment of this user for {1} ranks", name, ranks);
   if (base == MAP_FAILED)
-    return makeError("cannot map shared memory {0}: {1}", name, std::strerror(errno));
+    return makeError("cannot map shared memory {0}: {1}", name, std::strerror(mapError));
   auto *l = static_cast<Layout *>(base);
   if (l->magic != kMagic || l->ranks != static_cast<uint32_t>(ranks) ||
       l->chunkBytes != chunkBytes) {
