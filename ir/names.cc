@@ -63,6 +63,8 @@ std::string tableValuesName(llvm::StringRef table) { return (table + "@VALUES").
 std::string tableIndexName(llvm::StringRef table) { return (table + "@INDEX").str(); }
 std::string bf16Name(llvm::StringRef var) { return (var + "@BF16").str(); }
 
+std::string paddedName(llvm::StringRef var) { return (var + "@PADDED").str(); }
+
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind) {
   return (param + "_" + kind + "_0").str();
 }

@@ -46,6 +46,9 @@ std::string tableValuesName(llvm::StringRef table);
 std::string tableIndexName(llvm::StringRef table);
 /// `w` -> `w@BF16`: a served weight rounded to bfloat16 (a predictor's bf16 layers).
 std::string bf16Name(llvm::StringRef var);
+/// `w` -> `w@PADDED`: a served layer's weight and bias with rows padded to 16 floats (a
+/// predictor's layers fed by a relu, serving/sparse_input_layer.h).
+std::string paddedName(llvm::StringRef var);
 /// Names of a parameter's optimizer state: `w`, "moment1" -> `w_moment1_0`.
 std::string accumulatorName(llvm::StringRef param, llvm::StringRef kind);
 

@@ -27,6 +27,15 @@ static llvm::Error inferFc(InferContext &ctx) {
       return makeError("{0}; WBf16 must be W ({1}) packed in bf16, a vector", ctx.describe("WBf16"),
                        ctx.describe("W"));
   }
+  if (ctx.hasInput("WPadded")) {
+    const VarType &wp = ctx.input("WPadded");
+    int64_t columns = (w.dims[1] + 15) / 16 * 16;
+    if (wp.dtype != proto::F32 || wp.rank() != 2 || !dimsAgree(wp.dims[0], w.dims[0] + 1) ||
+        !dimsAgree(wp.dims[1], columns))
+      return makeError("{0}; WPadded must be W ({1}) and Bias, each row padded to a multiple of "
+                       "16 columns: f32 [{2}, {3}]",
+                       ctx.describe("WPadded"), ctx.describe("W"), w.dims[0] + 1, columns);
+  }
   std::string act = ctx.attrs().getString("activation");
   if (act != "" && act != "relu")
     return makeError("activation \"{0}\" is not one of \"\" or relu", act);
@@ -47,6 +56,11 @@ OAR_OP(fc)
            "W rounded to bf16 in oneDNN's blocks for this CPU (packBf16Weights): when given, the "
            "product runs in bfloat16 (the input rounded too; serving/bf16_layer.h), for f32 "
            "models only",
+           kOptional)
+    .input("WPadded",
+           "W's rows and then Bias, each padded with zeros to a multiple of 16 columns "
+           "(padWeightRows): when given and at most 40% of Input's entries are nonzero, the "
+           "layer sums only those (serving/sparse_input_layer.h), for f32 models only",
            kOptional)
     .output("Out", "Input's leading dims followed by W's columns")
     .attr<int64_t>("in_num_col_dims", 1, "Input's dims before this index form the rows")

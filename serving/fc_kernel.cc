@@ -1,9 +1,11 @@
 // CPU kernel of fc: the GEMM, then the bias and the activation in one pass over its output while
-// the output is still in cache; or, given WBf16, the whole layer in bfloat16.
+// the output is still in cache; or, given WBf16, the whole layer in bfloat16; or, given WPadded
+// and an input mostly of zeros, only the nonzeros' share of the product.
 #include <algorithm>
 
 #include "kernels/cpu/cpu_util.h"
 #include "serving/bf16_layer.h"
+#include "serving/sparse_input_layer.h"
 
 namespace oar::cpu {
 
@@ -18,6 +20,11 @@ template <typename T> static llvm::Error fc(KernelContext &ctx) {
       return bf16Layer(x.data<float>(), m, k, ctx.input("WBf16"), n, bias, relu, out);
     return makeError("{0}: a bf16 layer takes an f32 model", ctx.describeInput("WBf16"));
   }
+  if constexpr (std::is_same_v<T, float>)
+    if (ctx.hasInput("WPadded") && sparseInputPays(x.data<float>(), m, k)) {
+      sparseInputLayer(x.data<float>(), m, k, ctx.input("WPadded"), n, relu, out);
+      return llvm::Error::success();
+    }
   gemm(false, false, m, n, k, T(1), x.data<T>(), k, w.data<T>(), n, T(0), out, n);
   for (int64_t i = 0; i < m; ++i) {
     T *row = out + i * n;

@@ -12,7 +12,10 @@
 #include "serving/export.h"
 #include "serving/fuse_fc.h"
 #include "serving/key_index.h"
+#include "serving/sparse_input_layer.h"
 #include "support/error.h"
+
+#include "llvm/ADT/StringSet.h"
 
 namespace oar {
 
@@ -85,6 +88,43 @@ static llvm::Error useBf16Layers(proto::Program &run,
   return llvm::Error::success();
 }
 
+/// The f32 param `name` of `model`, or nullptr.
+static const Tensor *f32Param(const std::vector<std::pair<std::string, Tensor>> &model,
+                              const std::string &name) {
+  auto param = llvm::find_if(model, [&](const auto &var) { return var.first == name; });
+  return param != model.end() && param->second.dtype() == proto::F32 ? &param->second : nullptr;
+}
+
+/// Gives each f32 fc op of `run` whose input a relu wrote its weight and bias padded for
+/// sparseInputLayer, a var added to `model`.
+static void useSparseInputLayers(proto::Program &run,
+                                 std::vector<std::pair<std::string, Tensor>> &model) {
+  proto::Block &block = *run.mutable_blocks(0);
+  llvm::StringSet<> reluOutputs;
+  for (proto::Op &op : *block.mutable_ops()) {
+    bool relu = op.type() == "relu" || (op.type() == "fc" && findAttr(op, "activation") &&
+                                        findAttr(op, "activation")->s() == "relu");
+    std::string input = op.type() == "fc" ? opInputs(op, "Input")[0] : "";
+    if (relu)
+      for (const std::string &out : opOutputs(op, "Out"))
+        reluOutputs.insert(out);
+    if (input.empty() || !reluOutputs.contains(input) || op.inputs_size() != 3)
+      continue; // not fed by a relu, or already given other weights (bf16)
+    std::string w = opInputs(op, "W")[0];
+    const Tensor *weight = f32Param(model, w), *bias = f32Param(model, opInputs(op, "Bias")[0]);
+    // A layer narrower than a vector gains nothing; a weight another layer shares is packed
+    // once, with that layer's bias: this one keeps the GEMM.
+    if (!weight || !bias || weight->rank() != 2 || weight->dim(1) < 16 ||
+        !sparseInputFits(weight->dim(0), weight->dim(1)) || f32Param(model, paddedName(w)))
+      continue;
+    Tensor padded =
+        padWeightRows(weight->data<float>(), weight->dim(0), weight->dim(1), bias->data<float>());
+    declareVar(block, paddedName(w), proto::F32, padded.dims());
+    addInput(op, "WPadded", paddedName(w));
+    model.emplace_back(paddedName(w), std::move(padded));
+  }
+}
+
 Predictor::Predictor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Predictor::~Predictor() = default;
 
@@ -120,6 +160,8 @@ llvm::Expected<std::unique_ptr<Predictor>> Predictor::fromExport(ExportedModel m
   if (options.bf16Layers)
     if (llvm::Error err = useBf16Layers(impl->run, impl->model))
       return std::move(err);
+  if (options.sparseInputs && options.fuseLayers && !options.bf16Layers && sparseInputLayers())
+    useSparseInputLayers(impl->run, impl->model);
   for (auto &[name, t] : model.tables) {
     // Keys 0..n-1 (a table trained dense) are their own rows: no index to build.
     const auto *k = static_cast<const uint64_t *>(t.keys.raw());
