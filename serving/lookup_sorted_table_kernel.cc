@@ -7,6 +7,17 @@
 
 namespace oar::cpu {
 
+/// A row of a few floats: memcpy's call and size dispatch took as long as a row's cache miss
+/// (8% of wide & deep's predictions, 6,656 rows of 10 floats a batch); fixed 16-byte copies
+/// compile to single moves.
+static inline void copyRow(const float *from, int64_t width, float *to) {
+  int64_t j = 0;
+  for (; j + 4 <= width; j += 4)
+    std::memcpy(to + j, from + j, 4 * sizeof(float));
+  for (; j < width; ++j)
+    to[j] = from[j];
+}
+
 static llvm::Error lookupSortedTable(KernelContext &ctx) {
   const Tensor &ids = ctx.input("Ids"), &keys = ctx.input("Keys"), &values = ctx.input("Values");
   int64_t n = keys.numel(), width = values.dim(1);
@@ -31,13 +42,15 @@ static llvm::Error lookupSortedTable(KernelContext &ctx) {
   const int64_t *id = ids.data<int64_t>();
   const float *rows = values.data<float>();
   float *out = ctx.output("Out").data<float>();
-  constexpr int64_t kAhead = 8; // a large table's rows miss the cache: overlap the misses
+  constexpr int64_t kAhead = 24; // a large table's rows miss the cache: overlap the misses
   uint64_t mask = static_cast<uint64_t>(slots) - 1;
   for (int64_t i = 0; i < count; ++i) {
     if (i + kAhead < count) {
       auto ahead = static_cast<uint64_t>(id[i + kAhead]);
-      if (direct && ahead < static_cast<uint64_t>(n))
+      if (direct && ahead < static_cast<uint64_t>(n)) {
         __builtin_prefetch(rows + ahead * width);
+        __builtin_prefetch(rows + ahead * width + width - 1); // a row may cross a line
+      }
       else if (index)
         __builtin_prefetch(index + (mixKey(ahead) & mask));
     }
@@ -52,7 +65,7 @@ static llvm::Error lookupSortedTable(KernelContext &ctx) {
     if (row < 0)
       init.weightsFrom(stream, key, width, dst);
     else
-      std::memcpy(dst, rows + row * width, width * sizeof(float));
+      copyRow(rows + row * width, width, dst);
   }
   return llvm::Error::success();
 }

@@ -47,7 +47,8 @@ Tensor padWeightRows(const float *w, int64_t k, int64_t n, const float *bias) {
 }
 
 bool sparseInputPays(const float *x, int64_t m, int64_t k) {
-  int64_t total = m * k, nonzero = 0;
+  // The first rows stand for the batch: counting them all cost 3% of wide & deep's predictions.
+  int64_t total = std::min(m, kChunkRows) * k, nonzero = 0;
   for (int64_t i = 0; i < total; ++i)
     nonzero += x[i] != 0.0f;
   return nonzero <= kMaxDensity * static_cast<double>(total);

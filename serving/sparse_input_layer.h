@@ -27,8 +27,8 @@ bool sparseInputFits(int64_t k, int64_t n);
 Tensor padWeightRows(const float *w, int64_t k, int64_t n, const float *bias);
 int64_t paddedColumns(int64_t n);
 
-/// Whether x[m x k] has few enough nonzeros (at most 40%) that sparseInputLayer beats the GEMM:
-/// the crossover measured on this repository's machines was about half.
+/// Whether x[m x k] has few enough nonzeros that sparseInputLayer beats the GEMM: at most 40% of
+/// its first 64 rows' entries (the crossover measured here was about 45%).
 bool sparseInputPays(const float *x, int64_t m, int64_t k);
 
 /// out[m x n] = act(x[m x k] * w + bias) from `padded` (padWeightRows of w and bias), summing

@@ -97,10 +97,16 @@ TEST_CASE("sparseInputLayer passes a NaN in its input on, as the product would",
   }
 }
 
-TEST_CASE("sparseInputPays when at most 40% of the input is nonzero", "[serving]") {
+TEST_CASE("sparseInputPays when at most 40% of the first 64 rows' entries are nonzero", "[serving]") {
   std::vector<float> x(100, 0.0f);
   std::fill(x.begin(), x.begin() + 40, 1.0f);
   CHECK(sparseInputPays(x.data(), 10, 10));
   x[40] = -2.0f;
   CHECK_FALSE(sparseInputPays(x.data(), 10, 10));
+  // Only the first 64 rows count.
+  std::vector<float> tall(100 * 10, 0.0f);
+  std::fill(tall.begin() + 64 * 10, tall.end(), 1.0f);
+  CHECK(sparseInputPays(tall.data(), 100, 10));
+  tall[0] = tall[1] = tall[2] = tall[3] = tall[4] = 1.0f; // row 0 dense: 5 of 640
+  CHECK(sparseInputPays(tall.data(), 100, 10));
 }
