@@ -5,6 +5,7 @@
 // (bench/torch_predict.py; bench/predict.sh runs both).
 //
 // Usage: bench_predict EXPORT_DIR --data FILE [--rows N] [--seconds S] [--dump DIR] [--bf16]
+//        [--no-sparse-inputs]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -26,6 +27,8 @@ static cl::opt<std::string> data("data", cl::desc("criteo rows to predict"), cl:
 static cl::opt<int64_t> rowCount("rows", cl::desc("rows read from --data"), cl::init(8192));
 static cl::opt<double> seconds("seconds", cl::desc("time per throughput run"), cl::init(3));
 static cl::opt<bool> bf16("bf16", cl::desc("run the layers in bfloat16 (PredictorOptions)"));
+static cl::opt<bool> noSparse("no-sparse-inputs",
+                              cl::desc("keep the GEMM for layers fed by a relu (PredictorOptions)"));
 static cl::opt<std::string> dumpDir("dump", cl::desc("write the rows and scores here"));
 
 static ExitOnError exitOnErr("bench_predict: error: ");
@@ -54,6 +57,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "bench_predict: oar::Predictor latency and rows/s\n");
   oar::PredictorOptions options;
   options.bf16Layers = bf16;
+  options.sparseInputs = !noSparse;
   auto predictor = exitOnErr(oar::Predictor::load(exportDir, options));
   // Lines name the precision: bench/predict.sh runs f32 and bf16 and compares each with torch's.
   std::string who = bf16 ? "oar bf16" : "oar";

@@ -6,7 +6,8 @@
 # eval mode,
 # torch.inference_mode) on the same rows, in one run: latency p50/p99 at batch 1 and 256, and
 # rows/s at batch 256 with 1 and 2 threads, with each ratio stated as oar over torch; in f32,
-# and in bf16 where the CPU has AVX-512 (oar-predict --bf16 against torch's MLP in bfloat16).
+# and in bf16 where the CPU has AVX-512 (oar-predict --bf16 against torch's MLP in bfloat16); and
+# oar in f32 without its sparse-input layers (bench_predict --no-sparse-inputs).
 # Usage: bench/predict.sh [LINES]   (after scripts/setup.sh; default 100000 training lines)
 set -euo pipefail
 lines=${1:-100000}
@@ -63,6 +64,10 @@ for round in $(seq 1 "$rounds"); do
   for precision in $precisions; do
     oarRun $precision $round $([ $precision = bf16 ] && echo --bf16) ||
       { cat "$work/oar_$precision.$round.txt"; exit 1; }
+    # f32 also with every layer on the GEMM: what the sparse-input layers add.
+    if [ $precision = f32 ]; then
+      oarRun f32gemm $round --no-sparse-inputs || { cat "$work/oar_f32gemm.$round.txt"; exit 1; }
+    fi
     if [ -n "$torch" ] && ! torchRun $precision $round; then
       echo "torch_predict.py failed ($precision, round $round)"
       exit 1
@@ -104,4 +109,8 @@ for precision in $precisions; do
       if (a == "" || b == "") { printf "%s, rows/s, batch 256, %s thread(s): n/a\n", p, t; exit }
       printf "%s, rows/s, batch 256, %s thread(s): oar / torch = %.2f (%d / %d)\n", p, t, a / b, a, b}'
   done
+done
+for threads in 1 2; do
+  awk -v t=$threads -v a="$(rowsPerSec oar f32gemm $threads)" -v b="$(rowsPerSec torch f32 $threads)" \
+    'BEGIN { if (a != "" && b != "") printf "f32 with every layer on the GEMM (--no-sparse-inputs), rows/s, batch 256, %s thread(s): oar / torch = %.2f (%d / %d)\n", t, a / b, a, b}'
 done
