@@ -146,7 +146,7 @@ TEST_CASE("the predictor's fused layers give the unfused scores to the bit, at a
 }
 
 TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonzeros, give the "
-          "GEMM's scores within 1e-6",
+          "GEMM's scores within 1e-6 (and a relative 1e-5)",
           "[e2e][serving]") {
   if (!sparseInputLayers())
     OAR_SKIP("this CPU has no AVX-512: the predictor keeps the GEMM for every layer");
@@ -158,7 +158,7 @@ TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonz
   auto sparse = requireValue(Predictor::load(exportDir));
   auto dense = requireValue(Predictor::load(exportDir, gemm));
   int differ = 0;
-  double worst = 0;
+  double worst = 0, worstRelative = 0;
   for (int64_t rows : {256, 1, 7}) {
     auto batches = testBatches(*sparse, rows);
     REQUIRE(batches.size() > 3);
@@ -167,14 +167,18 @@ TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonz
       Tensor got = requireValue(sparse->predict(batches[b]))[0];
       REQUIRE(got.numel() == want.numel());
       for (int64_t i = 0; i < got.numel(); ++i) {
-        worst = std::max(worst, std::abs(1.0 * got.data<float>()[i] - want.data<float>()[i]));
+        double error = std::abs(1.0 * got.data<float>()[i] - want.data<float>()[i]);
+        worst = std::max(worst, error);
+        worstRelative = std::max(worstRelative, error / std::abs(want.data<float>()[i]));
         differ += got.data<float>()[i] != want.data<float>()[i];
       }
     }
   }
-  INFO("largest difference " << worst << ", " << differ << " scores differ");
+  INFO("largest difference " << worst << " (relative " << worstRelative << "), " << differ
+                             << " scores differ");
   CHECK(worst <= 1e-6);
-  CHECK(differ > 0); // the sparse layers did run
+  CHECK(worstRelative <= 1e-5); // what a served model must keep of the training job's scores
+  CHECK(differ > 0);            // the sparse layers did run
 }
 
 TEST_CASE("oar-predict --bf16 scores within 1e-2 of f32's, with their test AUC within 2e-3",

@@ -97,7 +97,8 @@ TEST_CASE("sparseInputLayer passes a NaN in its input on, as the product would",
   }
 }
 
-TEST_CASE("sparseInputPays when at most 40% of the first 64 rows' entries are nonzero", "[serving]") {
+TEST_CASE("sparseInputPays when at most 40% of the first 64 rows' entries are nonzero",
+          "[serving]") {
   std::vector<float> x(100, 0.0f);
   std::fill(x.begin(), x.begin() + 40, 1.0f);
   CHECK(sparseInputPays(x.data(), 10, 10));
