@@ -152,7 +152,8 @@ TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonz
     OAR_SKIP("this CPU has no AVX-512: the predictor keeps the GEMM for every layer");
   // Wide enough that a relu leaves most of a layer's outputs zero (73% here after one epoch; the
   // 64-32 MLP keeps half, which runs the GEMM).
-  std::string exportDir = exportedCtrModel(scratchDir("sparse_layers"), "256,256");
+  std::string dir = scratchDir("sparse_layers");
+  std::string exportDir = exportedCtrModel(dir, "256,256");
   PredictorOptions gemm;
   gemm.sparseInputs = false;
   auto sparse = requireValue(Predictor::load(exportDir));
@@ -179,6 +180,19 @@ TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonz
   CHECK(worst <= 1e-6);
   CHECK(worstRelative <= 1e-5); // what a served model must keep of the training job's scores
   CHECK(differ > 0);            // the sparse layers did run
+
+  // oar-predict runs them too, and --no-sparse-inputs keeps the GEMM's scores.
+  for (const char *flag : {"", "--no-sparse-inputs"})
+    run(binDir() + "/oar-predict " + exportDir + " --data " + ctrData() + "/test.txt -o " + dir +
+        "/scores" + flag + ".tsv " + flag);
+  std::vector<float> sparseScores = readScores(dir + "/scores.tsv"),
+                     gemmScores = readScores(dir + "/scores--no-sparse-inputs.tsv");
+  REQUIRE(sparseScores.size() == 10000);
+  REQUIRE(gemmScores.size() == sparseScores.size());
+  auto first = testBatches(*dense, 256)[0];
+  Tensor want = requireValue(dense->predict(first))[0];
+  CHECK(std::equal(want.data<float>(), want.data<float>() + 256, gemmScores.begin()));
+  CHECK(sparseScores != gemmScores);
 }
 
 TEST_CASE("oar-predict --bf16 scores within 1e-2 of f32's, with their test AUC within 2e-3",
