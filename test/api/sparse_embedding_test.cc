@@ -124,7 +124,7 @@ TEST_CASE("a sparse W@GRAD is declared, listed and held as selected rows of the 
   CHECK(rows.values.dims() == llvm::ArrayRef<int64_t>{4, 4});
 }
 
-TEST_CASE("two sparse lookups of one table sum to selected rows; with a dense lookup, to dense",
+TEST_CASE("two sparse lookups of one table sum to selected rows: with a dense lookup, to dense",
           "[api][sparse]") {
   ModelBuilder twoSparse = embeddingModel(Lookups::TwoSparse, SGD(0.5f));
   ModelBuilder mixed = embeddingModel(Lookups::SparseAndDense, SGD(0.5f));

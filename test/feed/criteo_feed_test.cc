@@ -46,7 +46,7 @@ std::vector<int64_t> readIds(BatchSource &src, int64_t *batches = nullptr) {
 
 } // namespace
 
-TEST_CASE("criteo parses labels, log(1+x) integers and per-slot keys; missing fields too",
+TEST_CASE("criteo parses labels, log(1+x) integers and per-slot keys: missing fields too",
           "[executor][data][criteo]") {
   std::string dir = scratchDir("criteo_parse");
   // Line 1: every field; line 2: I2 and C2 missing, I3 = -1; line 3: all features missing.

@@ -211,7 +211,7 @@ TEST_CASE("bad rows are one-line errors naming the file and line", "[feed][error
                                                  "needs a schema"));
 }
 
-TEST_CASE("linear and mlp read a schema's dense columns; classes are checked", "[feed]") {
+TEST_CASE("linear and mlp read a schema's dense columns: classes are checked", "[feed]") {
   std::string dir = scratchDir("schema_dense");
   std::ofstream(dir + "/d.csv") << "a,kind,b\n1.5,2,3\n0.5,3,1\n";
   RecipeSpec s;

@@ -31,7 +31,7 @@ std::string launch(const std::string &flags, const std::string &model) {
 
 } // namespace
 
-TEST_CASE("hybrid wide_deep keeps only the tables on the pservers; sync gives the same bits on "
+TEST_CASE("hybrid wide_deep keeps only the tables on the pservers: sync gives the same bits on "
           "1, 2 and 3 pservers, and through a scheduler, and its save opens on one machine",
           "[e2e][runtime][collective][ctr]") {
   std::string dir = scratchDir("hybrid_pservers");
@@ -67,7 +67,7 @@ TEST_CASE("hybrid wide_deep keeps only the tables on the pservers; sync gives th
 }
 
 TEST_CASE("a hybrid job loads a save of a hybrid job, of one machine and of a sync PS job, and "
-          "scores the saved model; a save missing a dense param is one line naming it",
+          "scores the saved model: a save missing a dense param is one line naming it",
           "[e2e][runtime][collective][ctr]") {
   std::string dir = scratchDir("hybrid_load");
   std::string model = wideDeep(dir + "/model", ctrData(), "--vocab=65536");

@@ -317,7 +317,7 @@ TEST_CASE("a 10^9 x 16 table trains on 2 pservers in memory bounded by the rows 
   CHECK(grown < (int64_t(256) << 20));
 }
 
-TEST_CASE("a count filter admits a key at its Nth push; the pushes before change nothing",
+TEST_CASE("a count filter admits a key at its Nth push: the pushes before change nothing",
           "[runtime][sparse]") {
   SparseTableConfig c{.name = "t", .width = 2, .init = "constant", .initA = 1.0f, .admitAfter = 3};
   SparseTable t(c);

@@ -78,7 +78,7 @@ Message messageAt(const void *at, int64_t n, pid_t sender) {
 
 } // namespace
 
-TEST_CASE("the kernel names a local peer's process; a TCP peer has none", "[runtime]") {
+TEST_CASE("the kernel names a local peer's process: a TCP peer has none", "[runtime]") {
   zmq::context_t ctx;
   zmq::socket_t server(ctx, zmq::socket_type::router);
   server.set(zmq::sockopt::linger, 0);
