@@ -161,8 +161,7 @@ struct CollectiveGroup::Impl {
     if (segment)
       return collective("all-reduce", [&] {
         llvm::MutableArrayRef<T> whole(data, count);
-        segment->allreduce(llvm::makeArrayRef(whole), T(1),
-                           std::chrono::steady_clock::now() + opts.timeout);
+        segment->allreduce(llvm::makeArrayRef(whole), T(1), opts.timeout);
       });
     size_t streams = count * sizeof(T) >= CollectiveOptions::kMinStreamedBytes
                          ? std::min(contexts.size(), count)
@@ -201,9 +200,7 @@ struct CollectiveGroup::Impl {
   template <typename T> llvm::Error allreduceMean(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts) {
     T scale = T(1) / static_cast<T>(opts.ranks);
     if (segment)
-      return collective("all-reduce", [&] {
-        segment->allreduce(parts, scale, std::chrono::steady_clock::now() + opts.timeout);
-      });
+      return collective("all-reduce", [&] { segment->allreduce(parts, scale, opts.timeout); });
     std::vector<T> &all = bucket(static_cast<T *>(nullptr));
     all.clear();
     for (llvm::MutableArrayRef<T> part : parts)

@@ -27,8 +27,9 @@ struct CollectiveOptions {
   /// The rendezvous with CURVE (its server key, this rank's pair; rank 0 allows `allowed`).
   CurveConfig curve;
   std::shared_ptr<HeldPort> heldPort; ///< rank 0: the rendezvous port a launcher held
-  /// How long joining may take, and each collective: a rank that is gone or stalls ends the
-  /// others' wait with an error instead of a hang.
+  /// How long joining may take, and each collective's waits (Gloo's per operation; in shared
+  /// memory per barrier, so a large all-reduce that makes progress is not cut short): a rank
+  /// that is gone or stalls ends the others' wait with an error instead of a hang.
   std::chrono::milliseconds timeout{60000};
   /// Connections per pair of ranks (1 to kMaxStreams): an all-reduce of at least
   /// kMinStreamedBytes is cut into this many parts, each on its own Gloo context (its own TCP

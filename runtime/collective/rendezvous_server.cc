@@ -82,6 +82,10 @@ struct RendezvousServer::Impl {
       if (key != own && key != "rank_" + own && key != "host_" + own && key != "segment_" + own)
         return "rank " + own + " may write only its own keys (\"" + own + "\", \"rank_" + own +
                "\", \"host_" + own + "\", \"segment_" + own + "\"), not \"" + request.key() + "\"";
+      // Written once: a value other ranks may have read already (rank 0's segment name, a
+      // rank's address) cannot be swapped for another. The same value again is a resend.
+      if (auto it = values.find(request.key()); it != values.end() && it->second != request.value())
+        return "\"" + request.key() + "\" is written already (a key is written once)";
       if (!values.count(request.key()) && values.size() >= kMaxKeys)
         return "the store holds " + std::to_string(kMaxKeys) + " keys already";
     } else if (request.kind() != proto::STORE_GET) {

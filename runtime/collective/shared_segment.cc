@@ -287,7 +287,8 @@ void forRange(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, size_t at, size_t 
 
 template <typename T>
 void SharedSegment::allreduce(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, T scale,
-                              std::chrono::steady_clock::time_point deadline) {
+                              std::chrono::milliseconds waitTimeout) {
+  auto deadline = [&] { return std::chrono::steady_clock::now() + waitTimeout; };
   if (!watches_)
     watchPeers(); // every rank wrote its pid before the group agreed to use the segment
   auto *bytes = static_cast<std::byte *>(base_) + kHeaderBytes;
@@ -304,7 +305,7 @@ void SharedSegment::allreduce(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, T 
       forRange(parts, at, n, [&](T *from, size_t len, size_t to) {
         std::memcpy(slot(rank_) + to, from, len * sizeof(T));
       });
-      barrier(deadline); // every rank's share is in
+      barrier(deadline()); // every rank's share is in
       size_t lo = n * static_cast<size_t>(rank_) / static_cast<size_t>(ranks_);
       size_t hi = n * static_cast<size_t>(rank_ + 1) / static_cast<size_t>(ranks_);
       T *__restrict sum = out + lo;
@@ -314,7 +315,7 @@ void SharedSegment::allreduce(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, T 
         for (size_t i = 0; i < hi - lo; ++i)
           sum[i] += part[i];
       }
-      barrier(deadline); // every slice is summed; nobody writes `out` before all copied it
+      barrier(deadline()); // every slice is summed; nobody writes `out` before all copied it
       forRange(parts, at, n, [&](T *to, size_t len, size_t from) {
         const T *__restrict sums = out + from;
         if (scale == T(1))
@@ -332,8 +333,8 @@ void SharedSegment::allreduce(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, T 
 }
 
 template void SharedSegment::allreduce<float>(llvm::ArrayRef<llvm::MutableArrayRef<float>>, float,
-                                              std::chrono::steady_clock::time_point);
+                                              std::chrono::milliseconds);
 template void SharedSegment::allreduce<double>(llvm::ArrayRef<llvm::MutableArrayRef<double>>,
-                                               double, std::chrono::steady_clock::time_point);
+                                               double, std::chrono::milliseconds);
 
 } // namespace oar::runtime

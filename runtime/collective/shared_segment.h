@@ -50,12 +50,14 @@ public:
   /// Sums `parts`, laid end to end, over the ranks in place and multiplies the sums by `scale`
   /// (1: the sums as they are), in rounds of `chunkBytes`: each rank copies its share of the
   /// round in, sums one slice of every rank's in rank order, and copies every slice's sums out,
-  /// so every rank ends with the same bits. Every wait ends by `deadline`, or as soon as a rank
-  /// left or its process ended (SharedSegmentPeerGone); a timeout throws a runtime_error that
-  /// says "Timed out". Every rank calls it with the same element count, in the same order.
+  /// so every rank ends with the same bits. Each wait for the other ranks ends after
+  /// `waitTimeout` (a large all-reduce on a slow host may take longer in all, while it makes
+  /// progress), or as soon as a rank left or its process ended (SharedSegmentPeerGone); a timeout
+  /// throws a runtime_error that says "Timed out". Every rank calls it with the same element
+  /// count, in the same order.
   template <typename T>
   void allreduce(llvm::ArrayRef<llvm::MutableArrayRef<T>> parts, T scale,
-                 std::chrono::steady_clock::time_point deadline);
+                 std::chrono::milliseconds waitTimeout);
 
   struct Layout;
 

@@ -232,7 +232,7 @@ TEST_CASE("a rank gone after joining: the other's next all-reduce fails, it does
              Contains("after an earlier collective failed"));
 }
 
-TEST_CASE("ranks on one host share a segment; a stalled rank ends the others' all-reduce at "
+TEST_CASE("ranks on one host share a segment: a stalled rank ends the others' all-reduce at "
           "their timeout",
           "[runtime][collective]") {
   std::shared_ptr<HeldPort> port = holdPort();
@@ -256,7 +256,7 @@ TEST_CASE("ranks on one host share a segment; a stalled rank ends the others' al
   CHECK(stalled.get() == "");
 }
 
-TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collective]") {
+TEST_CASE("at the rendezvous a rank writes only its own keys, each once", "[runtime][collective]") {
   std::shared_ptr<HeldPort> port = holdPort();
   RendezvousOptions r;
   r.endpoint = endpointOf(*port), r.jobId = "job-1", r.ranks = 2, r.heldPort = port;
@@ -284,6 +284,16 @@ TEST_CASE("at the rendezvous a rank writes only its own keys", "[runtime][collec
     refused = e.what();
   }
   CHECK_THAT(refused, Contains("may write only its own keys"));
+  // Its own keys, once: the same value again is a resend; another value is refused.
+  store.set("1", {'b'});
+  refused.clear();
+  try {
+    store.set("1", {'y'});
+  } catch (const StoreFailure &e) {
+    refused = e.what();
+  }
+  CHECK_THAT(refused, Contains("\"1\" is written already"));
+  CHECK(store.get("1") == std::vector<char>{'b'});
 }
 
 TEST_CASE("a rank gone in a group of 4: every other rank's error names it, neighbour in the ring "
