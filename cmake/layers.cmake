@@ -89,5 +89,5 @@ target_link_libraries(oar_runtime_collective PUBLIC gloo)
 oar_layer(runtime/node DEPENDS runtime/trainer runtime/pserver runtime/cluster runtime/collective
           serving)
 oar_declare_layer(kernels/cuda DEPENDS kernels) # liboar_cuda (CMakeLists.txt)
-oar_declare_layer(tools/common DEPENDS train)   # what the command-line tools share
+oar_declare_layer(tools/common DEPENDS train transpiler) # what the command-line tools share
 oar_declare_layer(tools DEPENDS runtime/node api tools/common) # the command-line tools

@@ -30,6 +30,7 @@
 #include "serving/score_file.h"
 #include "support/env_names.h"
 #include "support/signals.h"
+#include "tools/common/bucket_flags.h"
 #include "tools/common/metrics_writer.h"
 #include "tools/common/progress.h"
 #include "tools/tool_flags.h"
@@ -181,16 +182,7 @@ static cl::opt<int> collectiveStreams(
     cl::desc("collective and hybrid jobs: TCP connections between each pair of trainers; an "
              "all-reduce of 4 MiB or more is split among them (1 to 8)"),
     cl::init(1), cl::cat(jobCategory));
-static cl::opt<double> firstBucketMb(
-    "first-bucket-mb",
-    cl::desc("collective and hybrid jobs: the first gradient bucket, in MiB: its all-reduce "
-             "starts once backward has finished that many bytes of gradients (PyTorch DDP's 1)"),
-    cl::init(1), cl::cat(jobCategory));
-static cl::opt<double> bucketMb(
-    "bucket-mb",
-    cl::desc("collective and hybrid jobs: the other gradient buckets, in MiB (DDP's 25); 0: one "
-             "all-reduce of every gradient after backward"),
-    cl::init(25), cl::cat(jobCategory));
+static oar::BucketFlags buckets(jobCategory);
 static cl::opt<std::string> hybridTables(
     "hybrid-tables",
     cl::desc("--mode hybrid: the distributed tables train sync (at each step's barrier, the "
@@ -618,7 +610,7 @@ static int runNode(oar::runtime::NodeOptions &opts) {
                              oar::roleName(c.role)));
   opts.config.geoKSteps = geoKSteps, opts.config.sliceVarUp = sliceVarUp;
   opts.config.minBlockSize = minBlockSize, opts.config.splitMethod = splitMethod;
-  exitOnErr(oar::setBucketsFromFlags(opts.config, firstBucketMb, bucketMb));
+  exitOnErr(buckets.apply(opts.config));
   opts.timeouts.connect = std::chrono::milliseconds(connectTimeoutMs);
   opts.timeouts.reply = std::chrono::milliseconds(replyTimeoutMs);
   opts.timeouts.barrier = std::chrono::milliseconds(barrierTimeoutMs);

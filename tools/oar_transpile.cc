@@ -1,5 +1,6 @@
 // oar-transpile: rewrites a single-machine program for N trainers and M pservers.
 #include "ops/verify.h"
+#include "tools/common/bucket_flags.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "transpiler/transpiler.h"
@@ -26,16 +27,7 @@ static cl::opt<std::string>
     hybridTables("hybrid-tables",
                  cl::desc("--mode hybrid: the tables train sync (the default) or async"),
                  cl::cat(category));
-static cl::opt<double> firstBucketMb(
-    "first-bucket-mb",
-    cl::desc("hybrid: the first gradient bucket, in MiB: its all-reduce starts once backward has "
-             "finished that many bytes of gradients (PyTorch DDP's 1)"),
-    cl::init(1), cl::cat(category));
-static cl::opt<double> bucketMb(
-    "bucket-mb",
-    cl::desc("hybrid: the other gradient buckets, in MiB (DDP's 25); 0: one all-reduce of every "
-             "gradient after backward"),
-    cl::init(25), cl::cat(category));
+static oar::BucketFlags buckets(category);
 static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
                                   cl::init(100), cl::cat(category));
 static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"),
@@ -70,7 +62,7 @@ int main(int argc, char **argv) {
   config.pservers = oar::splitEndpoints(pservers), config.geoKSteps = geoKSteps;
   config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize,
   config.splitMethod = splitMethod;
-  exitOnErr(oar::setBucketsFromFlags(config, firstBucketMb, bucketMb));
+  exitOnErr(buckets.apply(config));
   exitOnErr(config.validate());
   auto mainProg = exitOnErr(oar::loadVerifiedProgram(mainPath));
   auto startupProg = exitOnErr(oar::loadVerifiedProgram(startupPath));
