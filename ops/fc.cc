@@ -29,12 +29,14 @@ static llvm::Error inferFc(InferContext &ctx) {
   }
   if (ctx.hasInput("WPadded")) {
     const VarType &wp = ctx.input("WPadded");
-    int64_t columns = (w.dims[1] + 15) / 16 * 16;
-    if (wp.dtype != proto::F32 || wp.rank() != 2 || !dimsAgree(wp.dims[0], w.dims[0] + 1) ||
+    // (Unknown dims, -1, agree with anything.)
+    int64_t rows = w.dims[0] < 0 ? -1 : w.dims[0] + 1;
+    int64_t columns = w.dims[1] < 0 ? -1 : (w.dims[1] + 15) / 16 * 16;
+    if (wp.dtype != proto::F32 || wp.rank() != 2 || !dimsAgree(wp.dims[0], rows) ||
         !dimsAgree(wp.dims[1], columns))
       return makeError("{0}; WPadded must be W ({1}) and Bias, each row padded to a multiple of "
                        "16 columns: f32 [{2}, {3}]",
-                       ctx.describe("WPadded"), ctx.describe("W"), w.dims[0] + 1, columns);
+                       ctx.describe("WPadded"), ctx.describe("W"), rows, columns);
   }
   std::string act = ctx.attrs().getString("activation");
   if (act != "" && act != "relu")

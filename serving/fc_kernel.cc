@@ -22,7 +22,12 @@ template <typename T> static llvm::Error fc(KernelContext &ctx) {
   }
   if constexpr (std::is_same_v<T, float>)
     if (ctx.hasInput("WPadded") && sparseInputPays(x.data<float>(), m, k)) {
-      sparseInputLayer(x.data<float>(), m, k, ctx.input("WPadded"), n, relu, out);
+      const Tensor &padded = ctx.input("WPadded");
+      if (padded.dtype() != proto::F32 || padded.rank() != 2 || padded.dim(0) != k + 1 ||
+          padded.dim(1) != paddedColumns(n))
+        return makeError("{0}: must be W and Bias padded to [{1}, {2}] (padWeightRows)",
+                         ctx.describeInput("WPadded"), k + 1, paddedColumns(n));
+      sparseInputLayer(x.data<float>(), m, k, padded, n, relu, out);
       return llvm::Error::success();
     }
   gemm(false, false, m, n, k, T(1), x.data<T>(), k, w.data<T>(), n, T(0), out, n);

@@ -47,11 +47,10 @@ static llvm::Error lookupSortedTable(KernelContext &ctx) {
   for (int64_t i = 0; i < count; ++i) {
     if (i + kAhead < count) {
       auto ahead = static_cast<uint64_t>(id[i + kAhead]);
-      if (direct && ahead < static_cast<uint64_t>(n)) {
+      if (direct && ahead < static_cast<uint64_t>(n) && width > 0) {
         __builtin_prefetch(rows + ahead * width);
         __builtin_prefetch(rows + ahead * width + width - 1); // a row may cross a line
-      }
-      else if (index)
+      } else if (index)
         __builtin_prefetch(index + (mixKey(ahead) & mask));
     }
     float *dst = out + i * width;

@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <utility>
 
@@ -95,6 +97,11 @@ static const Tensor *f32Param(const std::vector<std::pair<std::string, Tensor>> 
   return param != model.end() && param->second.dtype() == proto::F32 ? &param->second : nullptr;
 }
 
+static bool allFinite(const Tensor &t) {
+  const float *v = t.data<float>();
+  return std::all_of(v, v + t.numel(), [](float x) { return std::isfinite(x); });
+}
+
 /// Gives each f32 fc op of `run` whose input a relu wrote its weight and bias padded for
 /// sparseInputLayer, a var added to `model`.
 static void useSparseInputLayers(proto::Program &run,
@@ -112,10 +119,12 @@ static void useSparseInputLayers(proto::Program &run,
       continue; // not fed by a relu, or already given other weights (bf16)
     std::string w = opInputs(op, "W")[0];
     const Tensor *weight = f32Param(model, w), *bias = f32Param(model, opInputs(op, "Bias")[0]);
-    // A layer narrower than a vector gains nothing; a weight another layer shares is packed
-    // once, with that layer's bias: this one keeps the GEMM.
-    if (!weight || !bias || weight->rank() != 2 || weight->dim(1) < 16 ||
-        !sparseInputFits(weight->dim(0), weight->dim(1)) || f32Param(model, paddedName(w)))
+    // A layer narrower than a vector gains nothing; a weight another layer shares is padded
+    // once, with that layer's bias: this one keeps the GEMM. So does a weight with an infinity
+    // or a NaN, which the GEMM multiplies by the input's zeros into NaNs and this would skip.
+    if (!weight || !bias || weight->rank() != 2 || weight->dim(0) < 1 || weight->dim(1) < 16 ||
+        !sparseInputFits(weight->dim(0), weight->dim(1)) || f32Param(model, paddedName(w)) ||
+        !allFinite(*weight))
       continue;
     Tensor padded =
         padWeightRows(weight->data<float>(), weight->dim(0), weight->dim(1), bias->data<float>());

@@ -31,7 +31,8 @@ struct PredictorOptions {
   /// Runs each fused f32 layer fed by a relu by summing only its input's nonzeros, on batches
   /// where at most 40% are nonzero (serving/sparse_input_layer.h): a trained MLP's hidden
   /// outputs are mostly zeros, and this does a fraction of the GEMM's work. The scores agree
-  /// with the GEMM's to f32 rounding (about 1e-7), not to the bit. Only on CPUs with AVX-512.
+  /// with the GEMM's to f32 rounding (about 1e-7; the tests allow 1e-6), not to the bit. Only
+  /// on CPUs with AVX-512.
   bool sparseInputs = true;
 };
 

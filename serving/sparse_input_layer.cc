@@ -94,8 +94,11 @@ OAR_AVX512 int64_t listNonzeros(const float *row, int64_t k, int64_t stride, int
     __m512 x = _mm512_maskz_loadu_ps(in, row + j);
     __mmask16 nonzero = _mm512_mask_cmp_ps_mask(in, x, _mm512_setzero_ps(), _CMP_NEQ_UQ);
     __m512i column = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int32_t>(j)));
-    _mm512_mask_compressstoreu_ps(values + count, nonzero, x);
-    _mm512_mask_compressstoreu_epi32(offsets + count, nonzero, _mm512_mullo_epi32(column, step));
+    // Compressed in registers and stored whole (up to 15 lanes past the count, which the
+    // scratch leaves room for): compress-to-memory is microcoded and slow on some CPUs (Zen 4).
+    _mm512_storeu_ps(values + count, _mm512_maskz_compress_ps(nonzero, x));
+    _mm512_storeu_si512(offsets + count,
+                        _mm512_maskz_compress_epi32(nonzero, _mm512_mullo_epi32(column, step)));
     count += __builtin_popcount(nonzero);
   }
   return count;
@@ -130,7 +133,7 @@ OAR_AVX512 void rowBlock(const int32_t *offsets, const float *values, int64_t co
   for (int v = 0; v < V; ++v) {
     __m512 sum = _mm512_add_ps(even[v], odd[v]);
     if (relu)
-      sum = _mm512_max_ps(sum, _mm512_setzero_ps());
+      sum = _mm512_max_ps(_mm512_setzero_ps(), sum); // max's NaN is its second operand
     int64_t left = n - column - v * kLanes;
     if (left >= kLanes)
       _mm512_storeu_ps(out + column + v * kLanes, sum);
@@ -148,8 +151,10 @@ struct Scratch {
 OAR_AVX512 void layerChunk(const float *x, int64_t rows, int64_t k, const float *w, int64_t stride,
                            int64_t n, const float *bias, bool relu, float *out) {
   thread_local Scratch s;
-  s.offsets.resize(static_cast<size_t>(rows * k));
-  s.values.resize(static_cast<size_t>(rows * k));
+  // A row's list may spill up to 15 entries into the next row's space (listed after it) or,
+  // for the last row, into the spare vector at the end.
+  s.offsets.resize(static_cast<size_t>(rows * k + kLanes));
+  s.values.resize(static_cast<size_t>(rows * k + kLanes));
   s.counts.resize(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r)
     s.counts[r] = listNonzeros(x + r * k, k, stride, &s.offsets[r * k], &s.values[r * k]);

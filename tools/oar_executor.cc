@@ -472,7 +472,10 @@ static int predictSingle(const oar::proto::Program &main, const oar::proto::Prog
     exitOnErr(oar::makeError("{0} has no test feed to predict (give --test-data)", mainPath));
   oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(loadDir));
   auto model = exitOnErr(oar::exportModel(main, startup, ckpt, {}));
-  auto predictor = exitOnErr(oar::Predictor::fromExport(std::move(model)));
+  // The checkpoint's own scores, to the bit: every layer on the GEMM, as training ran it.
+  oar::PredictorOptions options;
+  options.sparseInputs = false;
+  auto predictor = exitOnErr(oar::Predictor::fromExport(std::move(model), options));
   std::error_code ec;
   raw_fd_ostream os(predictOut, ec);
   if (ec)

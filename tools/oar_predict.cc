@@ -33,7 +33,8 @@ static cl::opt<bool>
 static cl::opt<bool> noSparseInputs(
     "no-sparse-inputs",
     cl::desc("run every layer as a GEMM, for the training job's scores to the bit (by default a "
-             "layer fed by a relu sums only its input's nonzeros: faster, scores within 1e-6)"),
+             "layer fed by a relu sums only its input's nonzeros: faster, scores within f32 "
+             "rounding: about 1e-7)"),
     cl::init(false), cl::cat(category));
 static cl::opt<int64_t> batchSize("batch-size",
                                   cl::desc("rows per batch (default: the model's feed's)"),
