@@ -3,12 +3,11 @@
 
 #include <omp.h>
 
-#include <algorithm>
-#include <cmath>
 #include <mutex>
 #include <utility>
 
 #include "executor/executor.h"
+#include "executor/finite_check.h"
 #include "ir/names.h"
 #include "serving/bf16_layer.h"
 #include "serving/export.h"
@@ -60,6 +59,13 @@ static void addInput(proto::Op &op, const std::string &slot, const std::string &
   s->add_names(var);
 }
 
+/// The f32 param `name` of `model`, or nullptr.
+static const Tensor *f32Param(const std::vector<std::pair<std::string, Tensor>> &model,
+                              const std::string &name) {
+  auto param = llvm::find_if(model, [&](const auto &var) { return var.first == name; });
+  return param != model.end() && param->second.dtype() == proto::F32 ? &param->second : nullptr;
+}
+
 /// Gives each fc op of `run` its weight in bf16, a var added to `model`.
 static llvm::Error useBf16Layers(proto::Program &run,
                                  std::vector<std::pair<std::string, Tensor>> &model) {
@@ -70,10 +76,10 @@ static llvm::Error useBf16Layers(proto::Program &run,
     if (op.type() != "fc")
       continue;
     std::string w = opInputs(op, "W")[0];
-    auto param = llvm::find_if(model, [&](const auto &var) { return var.first == w; });
-    if (param == model.end() || param->second.dtype() != proto::F32)
+    const Tensor *param = f32Param(model, w);
+    if (!param)
       continue; // not one of the export's f32 params: the layer stays f32
-    const Tensor &f32 = param->second;
+    const Tensor &f32 = *param;
     bool packed = llvm::any_of(model, [&](const auto &var) { return var.first == bf16Name(w); });
     if (f32.rank() != 2 || packed) { // another layer's weight too: packed once
       if (packed)
@@ -88,18 +94,6 @@ static llvm::Error useBf16Layers(proto::Program &run,
     model.emplace_back(bf16Name(w), std::move(*bf16));
   }
   return llvm::Error::success();
-}
-
-/// The f32 param `name` of `model`, or nullptr.
-static const Tensor *f32Param(const std::vector<std::pair<std::string, Tensor>> &model,
-                              const std::string &name) {
-  auto param = llvm::find_if(model, [&](const auto &var) { return var.first == name; });
-  return param != model.end() && param->second.dtype() == proto::F32 ? &param->second : nullptr;
-}
-
-static bool allFinite(const Tensor &t) {
-  const float *v = t.data<float>();
-  return std::all_of(v, v + t.numel(), [](float x) { return std::isfinite(x); });
 }
 
 /// Gives each f32 fc op of `run` whose input a relu wrote its weight and bias padded for
@@ -124,7 +118,7 @@ static void useSparseInputLayers(proto::Program &run,
     // or a NaN, which the GEMM multiplies by the input's zeros into NaNs and this would skip.
     if (!weight || !bias || weight->rank() != 2 || weight->dim(0) < 1 || weight->dim(1) < 16 ||
         !sparseInputFits(weight->dim(0), weight->dim(1)) || f32Param(model, paddedName(w)) ||
-        !allFinite(*weight))
+        firstNonFinite(*weight))
       continue;
     Tensor padded =
         padWeightRows(weight->data<float>(), weight->dim(0), weight->dim(1), bias->data<float>());

@@ -51,6 +51,23 @@ std::vector<std::vector<Tensor>> testBatches(const Predictor &p, int64_t rows) {
   return batches;
 }
 
+/// Calls `check(got, want)` with the scores of `got` and `want` on the first 4 test batches of
+/// each size in `sizes`.
+template <typename Check>
+void compareScores(const Predictor &got, const Predictor &want, std::vector<int64_t> sizes,
+                   Check check) {
+  for (int64_t rows : sizes) {
+    auto batches = testBatches(got, rows);
+    REQUIRE(batches.size() > 3);
+    for (size_t b = 0; b < 4; ++b) {
+      Tensor wanted = requireValue(want.predict(batches[b]))[0];
+      Tensor gotten = requireValue(got.predict(batches[b]))[0];
+      REQUIRE(gotten.numel() == wanted.numel());
+      check(gotten, wanted);
+    }
+  }
+}
+
 int countOps(const proto::Program &p, llvm::StringRef type) {
   return llvm::count_if(p.blocks(0).ops(), [&](const proto::Op &op) { return op.type() == type; });
 }
@@ -133,16 +150,9 @@ TEST_CASE("the predictor's fused layers give the unfused scores to the bit, at a
   auto fused = requireValue(Predictor::load(exportDir, gemm));
   auto unfused = requireValue(Predictor::load(exportDir, plain));
   // Batches of 256, then of 3 on the same pooled vars, then 256 again.
-  for (int64_t rows : {256, 3, 256}) {
-    auto batches = testBatches(*fused, rows);
-    REQUIRE(batches.size() > 3);
-    for (size_t b = 0; b < 4; ++b) {
-      Tensor want = requireValue(unfused->predict(batches[b]))[0];
-      Tensor got = requireValue(fused->predict(batches[b]))[0];
-      REQUIRE(got.numel() == want.numel());
-      CHECK(std::memcmp(got.raw(), want.raw(), want.bytes()) == 0);
-    }
-  }
+  compareScores(*fused, *unfused, {256, 3, 256}, [](const Tensor &got, const Tensor &want) {
+    CHECK(std::memcmp(got.raw(), want.raw(), want.bytes()) == 0);
+  });
 }
 
 TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonzeros, give the "
@@ -160,21 +170,14 @@ TEST_CASE("the predictor's layers fed by a relu, summing only their input's nonz
   auto dense = requireValue(Predictor::load(exportDir, gemm));
   int differ = 0;
   double worst = 0, worstRelative = 0;
-  for (int64_t rows : {256, 1, 7}) {
-    auto batches = testBatches(*sparse, rows);
-    REQUIRE(batches.size() > 3);
-    for (size_t b = 0; b < 4; ++b) {
-      Tensor want = requireValue(dense->predict(batches[b]))[0];
-      Tensor got = requireValue(sparse->predict(batches[b]))[0];
-      REQUIRE(got.numel() == want.numel());
-      for (int64_t i = 0; i < got.numel(); ++i) {
-        double error = std::abs(1.0 * got.data<float>()[i] - want.data<float>()[i]);
-        worst = std::max(worst, error);
-        worstRelative = std::max(worstRelative, error / std::abs(want.data<float>()[i]));
-        differ += got.data<float>()[i] != want.data<float>()[i];
-      }
+  compareScores(*sparse, *dense, {256, 1, 7}, [&](const Tensor &got, const Tensor &want) {
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      double error = std::abs(1.0 * got.data<float>()[i] - want.data<float>()[i]);
+      worst = std::max(worst, error);
+      worstRelative = std::max(worstRelative, error / std::abs(want.data<float>()[i]));
+      differ += got.data<float>()[i] != want.data<float>()[i];
     }
-  }
+  });
   INFO("largest difference " << worst << " (relative " << worstRelative << "), " << differ
                              << " scores differ");
   CHECK(worst <= 1e-6);

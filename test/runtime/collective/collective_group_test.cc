@@ -270,29 +270,19 @@ TEST_CASE("at the rendezvous a rank writes only its own keys, each once", "[runt
   CHECK(store.get("s2/rank_1") == std::vector<char>{'c'});
   CHECK(store.get("1") == std::vector<char>{'b'});
   // Rank 1 taking rank 0's place would send rank 0's pairs to its own address.
-  std::string refused;
-  try {
-    store.set("0", {'x'});
-  } catch (const StoreFailure &e) {
-    refused = e.what();
-  }
-  CHECK_THAT(refused, Contains("refused rank 1: rank 1 may write only its own keys"));
-  refused.clear();
-  try {
-    store.set("s2/rank_0", {'x'});
-  } catch (const StoreFailure &e) {
-    refused = e.what();
-  }
-  CHECK_THAT(refused, Contains("may write only its own keys"));
+  auto refusal = [&](const std::string &key, char value) {
+    try {
+      store.set(key, {value});
+    } catch (const StoreFailure &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(refusal("0", 'x'), Contains("refused rank 1: rank 1 may write only its own keys"));
+  CHECK_THAT(refusal("s2/rank_0", 'x'), Contains("may write only its own keys"));
   // Its own keys, once: the same value again is a resend; another value is refused.
   store.set("1", {'b'});
-  refused.clear();
-  try {
-    store.set("1", {'y'});
-  } catch (const StoreFailure &e) {
-    refused = e.what();
-  }
-  CHECK_THAT(refused, Contains("\"1\" is written already"));
+  CHECK_THAT(refusal("1", 'y'), Contains("\"1\" is written already"));
   CHECK(store.get("1") == std::vector<char>{'b'});
 }
 
