@@ -26,11 +26,42 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// The child's environment: the launcher's own, with `env`'s names replaced or added.
+std::vector<std::string> childEnvironment(const LaunchedNodes::Env &env) {
+  std::vector<std::string> entries;
+  for (char **e = environ; *e; ++e) {
+    llvm::StringRef name = llvm::StringRef(*e).split('=').first;
+    if (llvm::none_of(env, [&](const auto &kv) { return name == kv.first; }))
+      entries.emplace_back(*e);
+  }
+  for (const auto &[k, v] : env)
+    entries.push_back(k + "=" + v);
+  return entries;
+}
+
+/// `strings` as the null-terminated array execve takes; valid while `strings` lives.
+std::vector<char *> pointersTo(std::vector<std::string> &strings) {
+  std::vector<char *> pointers;
+  for (std::string &s : strings)
+    pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
 /// Starts `exe` with its output on a pipe whose read end goes to `outFd`, and `handOver` (a held
 /// port's socket, or -1) open in it. A failed pipe or fork is an error, never a pid of -1:
 /// kill(-1, ...) would signal every process the user owns.
 llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::string> &args,
                             const LaunchedNodes::Env &env, int handOver, int &outFd) {
+  // Everything the child needs is built here: between fork and exec it may call only
+  // async-signal-safe functions. The launcher has threads (one reading each node's output),
+  // and one of them may hold the allocator's lock at the fork: a malloc in the child (setenv
+  // did) would then wait forever.
+  std::vector<std::string> argStrings{exe};
+  argStrings.insert(argStrings.end(), args.begin(), args.end());
+  std::vector<std::string> envStrings = childEnvironment(env);
+  std::vector<char *> argv = pointersTo(argStrings), envp = pointersTo(envStrings);
+  std::string cannotRun = "cannot run " + exe + ": ";
   int pipeFds[2];
   if (pipe(pipeFds) != 0)
     return makeError("pipe: {0}", strerror(errno));
@@ -53,14 +84,11 @@ llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::strin
     close(pipeFds[1]);
     if (handOver >= 0) // every held port is close-on-exec; this node's stays open
       fcntl(handOver, F_SETFD, 0);
-    for (const auto &[k, v] : env)
-      setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char *> argv{const_cast<char *>(exe.c_str())};
-    for (const std::string &a : args)
-      argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(exe.c_str(), argv.data());
-    dprintf(STDERR_FILENO, "cannot run %s: %s\n", exe.c_str(), strerror(errno));
+    execve(exe.c_str(), argv.data(), envp.data());
+    const char *why = strerrordesc_np(errno); // a static string: no locale, no allocation
+    if (write(STDERR_FILENO, cannotRun.data(), cannotRun.size()) > 0 && why &&
+        write(STDERR_FILENO, why, strlen(why)) > 0)
+      (void)!write(STDERR_FILENO, "\n", 1);
     _exit(127);
   }
   close(pipeFds[1]);
