@@ -41,6 +41,7 @@ TEST_CASE("a node that cannot be run says so and exits 127", "[runtime][launch]"
   nodes.start("pserver.0", {}, {});
   REQUIRE(nodes.startFailure().empty());
   auto outcome = nodes.watch(false, 60);
+  nodes.stopAll(); // as oar-launch does: the node's output is read to its end only then
   INFO(outcome.reason);
   REQUIRE(outcome.failed);
   CHECK_THAT(outcome.reason, Contains("exit status 127"));
