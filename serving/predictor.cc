@@ -76,17 +76,16 @@ static llvm::Error useBf16Layers(proto::Program &run,
     if (op.type() != "fc")
       continue;
     std::string w = opInputs(op, "W")[0];
-    const Tensor *param = f32Param(model, w);
-    if (!param)
+    const Tensor *f32 = f32Param(model, w);
+    if (!f32)
       continue; // not one of the export's f32 params: the layer stays f32
-    const Tensor &f32 = *param;
     bool packed = llvm::any_of(model, [&](const auto &var) { return var.first == bf16Name(w); });
-    if (f32.rank() != 2 || packed) { // another layer's weight too: packed once
+    if (f32->rank() != 2 || packed) { // another layer's weight too: packed once
       if (packed)
         addInput(op, "WBf16", bf16Name(w));
       continue;
     }
-    auto bf16 = packBf16Weights(f32.data<float>(), f32.dim(0), f32.dim(1));
+    auto bf16 = packBf16Weights(f32->data<float>(), f32->dim(0), f32->dim(1));
     if (!bf16)
       return addContext(bf16.takeError(), w);
     declareVar(block, bf16Name(w), proto::BF16, bf16->dims());

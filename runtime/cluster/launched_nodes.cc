@@ -86,9 +86,11 @@ llvm::Expected<pid_t> spawn(const std::string &exe, const std::vector<std::strin
       fcntl(handOver, F_SETFD, 0);
     execve(exe.c_str(), argv.data(), envp.data());
     const char *why = strerrordesc_np(errno); // a static string: no locale, no allocation
-    if (write(STDERR_FILENO, cannotRun.data(), cannotRun.size()) > 0 && why &&
-        write(STDERR_FILENO, why, strlen(why)) > 0)
-      (void)!write(STDERR_FILENO, "\n", 1);
+    if (!why)
+      why = "unknown error";
+    (void)!write(STDERR_FILENO, cannotRun.data(), cannotRun.size());
+    (void)!write(STDERR_FILENO, why, strlen(why));
+    (void)!write(STDERR_FILENO, "\n", 1);
     _exit(127);
   }
   close(pipeFds[1]);

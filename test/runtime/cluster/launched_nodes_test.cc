@@ -2,6 +2,8 @@
 // allocate.
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -59,25 +61,21 @@ TEST_CASE("nodes start while the launcher's other threads allocate", "[runtime][
   // the time, so the allocator's shared lists (and their locks) are in use most of it.
   std::atomic<bool> stop{false};
   std::mutex handMutex;
-  std::vector<std::string *> handed;
+  std::vector<std::unique_ptr<std::string>> handed;
   std::thread allocates([&] {
     while (!stop.load(std::memory_order_relaxed)) {
-      std::vector<std::string *> made;
+      std::vector<std::unique_ptr<std::string>> made;
       for (int i = 0; i < 256; ++i)
-        made.push_back(new std::string(static_cast<size_t>(16 + (i % 8) * 8), 'x'));
+        made.push_back(std::make_unique<std::string>(static_cast<size_t>(16 + (i % 8) * 8), 'x'));
       std::lock_guard<std::mutex> lock(handMutex);
-      handed.insert(handed.end(), made.begin(), made.end());
+      std::move(made.begin(), made.end(), std::back_inserter(handed));
     }
   });
   std::thread frees([&] {
     while (!stop.load(std::memory_order_relaxed)) {
-      std::vector<std::string *> taken;
-      {
-        std::lock_guard<std::mutex> lock(handMutex);
-        taken.swap(handed);
-      }
-      for (std::string *s : taken)
-        delete s;
+      std::vector<std::unique_ptr<std::string>> taken; // freed at the end of the iteration
+      std::lock_guard<std::mutex> lock(handMutex);
+      taken.swap(handed);
     }
   });
   std::string failure;
@@ -94,8 +92,6 @@ TEST_CASE("nodes start while the launcher's other threads allocate", "[runtime][
   stop = true;
   allocates.join();
   frees.join();
-  for (std::string *s : handed)
-    delete s;
   INFO(failure);
   CHECK(failure.empty());
 }
