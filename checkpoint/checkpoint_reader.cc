@@ -35,11 +35,8 @@ std::map<int64_t, std::string> pserverDirs(const std::string &dir) {
   return out;
 }
 
-/// Rows and row width of a tensor as blocks cut it (a rank-1 var: elements).
+/// Rows of a tensor as blocks cut it (a scalar: one).
 int64_t rowsOf(const Tensor &t) { return t.rank() == 0 ? 1 : t.dim(0); }
-int64_t rowWidth(const Tensor &t) {
-  return t.rank() <= 1 ? 1 : t.numel() / std::max<int64_t>(t.dim(0), 1);
-}
 
 } // namespace
 

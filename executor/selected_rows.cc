@@ -26,12 +26,7 @@ SelectedRows &Scope::getRows(llvm::StringRef name) {
   return *sr;
 }
 
-int64_t SelectedRows::rowWidth() const {
-  int64_t w = 1;
-  for (size_t i = 1; i < values.rank(); ++i)
-    w *= values.dim(i);
-  return w;
-}
+int64_t SelectedRows::rowWidth() const { return oar::rowWidth(values); }
 
 llvm::SmallVector<int64_t, 4> SelectedRows::denseDims() const {
   llvm::SmallVector<int64_t, 4> dims{height};

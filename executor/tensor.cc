@@ -109,4 +109,11 @@ void Tensor::setZero() {
     deviceMemory(device_)->zero(raw(), bytes());
 }
 
+int64_t rowWidth(const Tensor &t) {
+  int64_t w = 1;
+  for (size_t i = 1; i < t.rank(); ++i)
+    w *= t.dim(i);
+  return w;
+}
+
 } // namespace oar

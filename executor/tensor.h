@@ -92,6 +92,10 @@ private:
   std::shared_ptr<std::byte> buf_;
 };
 
+/// Elements per row of `t` viewed as [dim 0, the rest]: the product of the dims after the first
+/// (1 for a scalar or a vector), however many rows it has (a parameter's, a table's, a block's).
+int64_t rowWidth(const Tensor &t);
+
 /// `t` readable by host code: itself when on the CPU, else a host copy.
 inline Tensor onHost(const Tensor &t) { return t.to(Device::Cpu); }
 

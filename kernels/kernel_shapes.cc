@@ -3,13 +3,6 @@
 
 namespace oar::kernels {
 
-int64_t rowWidth(const Tensor &t) {
-  int64_t w = 1;
-  for (size_t i = 1; i < t.rank(); ++i)
-    w *= t.dim(i);
-  return w;
-}
-
 int64_t layoutAxis(const KernelContext &ctx, size_t rank) {
   int64_t axis = ctx.attrs().getInt("axis");
   return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;

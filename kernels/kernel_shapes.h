@@ -9,9 +9,6 @@
 
 namespace oar::kernels {
 
-/// Elements per row of `t` viewed as [dim 0, the rest] (a parameter's rows, a table's).
-int64_t rowWidth(const Tensor &t);
-
 /// concat/split's axis attr as a non-negative dim of a rank-`rank` tensor.
 int64_t layoutAxis(const KernelContext &ctx, size_t rank);
 /// The sizes along `axis` of the pieces split cuts X into (sections, or equal shares).

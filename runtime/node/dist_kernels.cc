@@ -106,11 +106,6 @@ bool coversRows(const Tensor &t, llvm::ArrayRef<int64_t> rows) {
   return left == 0;
 }
 
-/// Rows (elements for rank 1) of `t` as a [rows, rest] view: the offset and size of a block.
-int64_t rowWidth(const Tensor &t) {
-  return t.rank() ? t.numel() / std::max<int64_t>(t.dim(0), 1) : 1;
-}
-
 // Every k steps: push delta = (param - synced)/trainers per block (and count it as synced:
 // synced += delta), pull the params, and rebase the local copy on them:
 // local += server - synced; synced = server.
