@@ -5,13 +5,12 @@
 
 #include "executor/threads.h"
 #include "runtime/cluster/cluster.h"
-#include "runtime/cluster/scheduler.pb.h"
+#include "runtime/cluster/scheduler_messages.h"
 #include "runtime/transport/channel.h"
 #include "runtime/transport/held_port.h"
 #include "runtime/wire/protocol.h"
 #include "support/endpoint.h"
 #include "support/error.h"
-#include "zmq.hpp"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace oar::runtime {
@@ -19,26 +18,17 @@ namespace oar::runtime {
 struct SchedulerLink::Impl {
   std::string scheduler;
   std::function<void(const std::string &)> log;
-  zmq::context_t context{1};
+  ClientContext context;
   std::unique_ptr<Channel> channel;
   std::mutex sending; ///< leave() and the heartbeat thread share the channel
   mutable std::mutex goneMutex;
   std::map<int64_t, std::string> goneTrainers;
 
-  void send(proto::SchedKind kind, const std::string &error = "") {
-    proto::SchedMsg msg;
-    msg.set_version(kProtocolVersion);
-    msg.set_kind(kind);
-    msg.set_error(error);
-    sendMessage(msg);
-  }
-
   void sendMessage(const proto::SchedMsg &msg) {
     std::string bytes = msg.SerializeAsString();
     std::lock_guard<std::mutex> lock(sending);
     // Without waiting: a scheduler that is gone or not reading notices this node by its silence.
-    llvm::consumeError(
-        channel->send({zmq::message_t(bytes.data(), bytes.size())}, std::chrono::milliseconds(0)));
+    llvm::consumeError(channel->send(encodeBytes(bytes), std::chrono::milliseconds(0)));
   }
 
   /// One scheduler message, waiting at most `timeout`.
@@ -49,10 +39,9 @@ struct SchedulerLink::Impl {
       llvm::consumeError(got.takeError());
       return std::nullopt;
     }
-    std::optional<std::vector<zmq::message_t>> &frames = *got;
+    std::optional<llvm::StringRef> body = *got ? (*got)->single() : std::nullopt;
     proto::SchedMsg msg;
-    if (!frames || frames->size() != 1 ||
-        !msg.ParseFromArray((*frames)[0].data(), (*frames)[0].size()))
+    if (!body || !msg.ParseFromArray(body->data(), static_cast<int>(body->size())))
       return std::nullopt;
     return msg;
   }
@@ -65,19 +54,13 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
   auto impl = std::make_unique<Impl>();
   impl->scheduler = request.scheduler;
   impl->log = std::move(log);
-  proto::SchedMsg reg;
-  reg.set_version(kProtocolVersion);
-  reg.set_kind(proto::REGISTER);
-  reg.set_role(roleName(request.role).str());
-  reg.set_id(request.askedId);
-  reg.set_endpoint(request.endpoint);
-  reg.set_job_id(request.jobId);
-  reg.set_pservers_count(request.pservers);
-  reg.set_trainers_count(request.trainers);
+  proto::SchedMsg reg = registerMessage(request.role, request.askedId, request.endpoint,
+                                        request.jobId, request.pservers, request.trainers);
   DealerOptions options;
   options.curve = request.curve; // no server key: the scheduler has this node's own key pair
   options.linger = std::chrono::milliseconds(1000);
   options.maxMessageBytes = int64_t{1} << 20;
+  options.shouldStop = request.shouldStop;
   auto channel = openDealer(impl->context, request.scheduler, options);
   if (!channel)
     return makeError("scheduler {0}: cannot reach it: {1}", request.scheduler,
@@ -133,7 +116,7 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
         if (now >= next) {
           if (saidGone)
             i->sendMessage(again);
-          i->send(proto::HEARTBEAT);
+          i->sendMessage(schedMessage(proto::HEARTBEAT));
           next += kHeartbeatEvery;
         }
         if (schedulerTimeout.count() > 0 && !saidGone && now - heard > schedulerTimeout) {
@@ -190,7 +173,7 @@ void SchedulerLink::leave(const std::string &error) {
   stop_ = true;
   if (heartbeats_.joinable())
     heartbeats_.join();
-  impl_->send(proto::LEAVE, error);
+  impl_->sendMessage(leaveMessage(error));
 }
 
 llvm::Expected<std::unique_ptr<SchedulerLink>>

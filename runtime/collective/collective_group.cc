@@ -288,16 +288,12 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> CollectiveGroup::join(Collectiv
     impl->server = std::move(*server);
   }
   // The store is needed only to meet: its channel (and libzmq's context) end with join().
-  std::optional<zmq::context_t> zmqContext;
-  try {
-    zmqContext.emplace(1);
-  } catch (const zmq::error_t &e) {
-    return makeError("{0}: cannot start libzmq: {1}", impl->who(), e.what());
-  }
+  ClientContext client;
   DealerOptions dealer;
   dealer.curve = o.curve;
   dealer.maxMessageBytes = RendezvousServer::kMaxValueBytes + 4096;
-  auto channel = openDealer(*zmqContext, o.rendezvous, dealer);
+  dealer.shouldStop = o.shouldStop;
+  auto channel = openDealer(client, o.rendezvous, dealer);
   if (!channel)
     return makeError("{0}: {1}", impl->who(), llvm::toString(channel.takeError()));
   RendezvousStore store(std::move(*channel), o.rendezvous, o.jobId, o.rank, o.timeout,

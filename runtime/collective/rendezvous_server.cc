@@ -7,53 +7,47 @@
 
 #include "runtime/collective/collective_group.h"
 #include "runtime/collective/rendezvous.pb.h"
-#include "runtime/security/peer_identity.h"
-#include "runtime/security/zap_handler.h"
-#include "runtime/transport/server_socket.h"
-#include "runtime/wire/protocol.h"
+#include "runtime/transport/router_server.h"
 #include "support/error.h"
-#include "support/log_limiter.h"
 
 namespace oar::runtime {
 
+namespace {
+EncodedMessage encode(proto::StoreMsg reply) {
+  reply.set_version(kProtocolVersion);
+  return encodeBytes(reply.SerializeAsString());
+}
+
+/// A refusal of the request numbered `seq`.
+proto::StoreMsg refusalOf(uint64_t seq, const std::string &why) {
+  proto::StoreMsg reply;
+  reply.set_kind(proto::STORE_ERROR);
+  reply.set_seq(seq);
+  reply.set_error(why);
+  return reply;
+}
+} // namespace
+
 struct RendezvousServer::Impl {
   RendezvousOptions opts;
-  zmq::context_t context{1};
-  zmq::socket_t socket{context, zmq::socket_type::router};
-  std::unique_ptr<ZapHandler> zap;
-  bool ownUserOnly = false;
+  std::unique_ptr<RouterServer> server;
   std::map<std::string, std::string> values;
   std::atomic<bool> stopping{false};
   std::thread thread;
-  LogLimiter limiter;
 
   void log(const std::string &line) {
     if (opts.log)
       opts.log("rendezvous " + opts.endpoint + ": " + line);
   }
 
-  void answer(const std::string &identity, proto::StoreMsg reply) {
-    reply.set_version(kProtocolVersion);
-    std::string bytes = reply.SerializeAsString();
-    try {
-      socket.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-      socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-    } catch (const zmq::error_t &) {
-      // A rank that went away or stopped reading: it asks again, or its timeout tells it.
-    }
+  void answer(const std::string &identity, const proto::StoreMsg &reply) {
+    // A rank that went away or stopped reading: it asks again, or its timeout tells it.
+    llvm::consumeError(server->send(identity, encode(reply)));
   }
 
-  void refuse(const std::string &identity, const proto::StoreMsg &request, const std::string &why,
-              const std::string &from) {
-    int64_t held = 0;
-    if (limiter.allow(from, held))
-      log("refused a request from " + from + ": " + why +
-          (held ? " (" + std::to_string(held) + " more lines from it held back)" : ""));
-    proto::StoreMsg reply;
-    reply.set_kind(proto::STORE_ERROR);
-    reply.set_seq(request.seq());
-    reply.set_error(why);
-    answer(identity, reply);
+  void refuse(const Incoming &from, const proto::StoreMsg &request, const std::string &why) {
+    server->logRefusal(from, "refused a request: " + why);
+    answer(from.peer, refusalOf(request.seq(), why));
   }
 
   /// Why `request` is refused, or "".
@@ -94,19 +88,14 @@ struct RendezvousServer::Impl {
     return "";
   }
 
-  void serveOne(std::vector<zmq::message_t> &frames) {
-    std::string identity(static_cast<const char *>(frames[0].data()), frames[0].size());
-    std::string from = peerAddress(frames.back());
+  void serveOne(const Incoming &from) {
     proto::StoreMsg request;
-    if (ownUserOnly)
-      if (std::string why = strangerRefusal(frames.back(), "this rendezvous"); !why.empty())
-        return refuse(identity, request, why, from);
-    if (frames.size() != 2 ||
-        !request.ParseFromArray(frames[1].data(), static_cast<int>(frames[1].size())) ||
+    std::optional<llvm::StringRef> body = from.frames.single();
+    if (!body || !request.ParseFromArray(body->data(), static_cast<int>(body->size())) ||
         request.version() != kProtocolVersion)
-      return refuse(identity, request, "not a rendezvous message of this oar version", from);
+      return refuse(from, request, "not a rendezvous message of this oar version");
     if (std::string why = refusal(request); !why.empty())
-      return refuse(identity, request, why, from);
+      return refuse(from, request, why);
     proto::StoreMsg reply;
     reply.set_seq(request.seq());
     reply.set_key(request.key());
@@ -119,21 +108,18 @@ struct RendezvousServer::Impl {
     } else {
       reply.set_kind(proto::STORE_MISSING);
     }
-    answer(identity, reply);
+    answer(from.peer, reply);
   }
 
   void serve() {
     while (!stopping) {
-      std::optional<std::vector<zmq::message_t>> frames;
       try {
-        frames = receiveFrames(socket, std::chrono::milliseconds(100));
-      } catch (const zmq::error_t &) { // EINTR: a signal; the loop looks at `stopping`
-        continue;
-      }
-      try {
-        if (frames && frames->size() >= 2)
-          serveOne(*frames);
-      } catch (const std::exception &e) { // memory, or libzmq: this request is lost, not the job
+        auto got = server->receive(std::chrono::milliseconds(100));
+        if (!got)
+          log("a receive failed: " + llvm::toString(got.takeError()));
+        else if (got->message)
+          serveOne(*got->message);
+      } catch (const std::exception &e) { // memory: this request is lost, not the job
         log(std::string("a request failed: ") + e.what());
       }
     }
@@ -144,33 +130,24 @@ RendezvousServer::RendezvousServer(std::unique_ptr<Impl> impl) : impl_(std::move
 
 llvm::Expected<std::unique_ptr<RendezvousServer>>
 RendezvousServer::start(RendezvousOptions options) {
-  std::unique_ptr<Impl> impl;
-  try {
-    impl = std::make_unique<Impl>();
-  } catch (const zmq::error_t &e) {
-    return makeError("rendezvous {0}: cannot open its socket: {1}", options.endpoint, e.what());
-  }
+  auto impl = std::make_unique<Impl>();
   impl->opts = std::move(options);
   const RendezvousOptions &o = impl->opts;
-  try {
-    impl->socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxValueBytes + 4096));
-    impl->socket.set(zmq::sockopt::linger, 0);
-  } catch (const zmq::error_t &e) {
-    return makeError("rendezvous {0}: cannot set its socket's options: {1}", o.endpoint, e.what());
-  }
-  ServerSocketSpec spec;
-  spec.endpoint = o.endpoint, spec.bind = o.bind, spec.curve = o.curve;
-  spec.allowed = o.curve.allowed;
+  RouterSpec spec;
+  spec.socket.endpoint = o.endpoint, spec.socket.bind = o.bind, spec.socket.curve = o.curve;
+  spec.socket.allowed = o.curve.allowed;
   if (o.curve.enabled())
-    spec.allowed.insert(o.curve.own->publicKey);
-  spec.risk = "join the job as a rank", spec.serving = "serving the rendezvous on";
-  spec.held = o.heldPort;
-  spec.log = [impl = impl.get()](const std::string &line) { impl->log(line); };
-  auto serving = serveOn(impl->context, impl->socket, std::move(spec));
-  if (!serving)
-    return makeError("rendezvous {0}: {1}", o.endpoint, llvm::toString(serving.takeError()));
-  impl->zap = std::move(serving->zap);
-  impl->ownUserOnly = serving->ownUserOnly;
+    spec.socket.allowed.insert(o.curve.own->publicKey);
+  spec.socket.risk = "join the job as a rank", spec.socket.serving = "serving the rendezvous on";
+  spec.socket.held = o.heldPort;
+  spec.socket.log = [impl = impl.get()](const std::string &line) { impl->log(line); };
+  spec.name = "this rendezvous";
+  spec.refusal = [](const std::string &why) { return encode(refusalOf(0, why)); };
+  spec.maxMessageBytes = static_cast<int64_t>(kMaxValueBytes + 4096);
+  auto server = RouterServer::open(std::move(spec));
+  if (!server)
+    return makeError("rendezvous {0}: {1}", o.endpoint, llvm::toString(server.takeError()));
+  impl->server = std::move(*server);
   Impl *i = impl.get();
   try {
     impl->thread = std::thread([i] { i->serve(); });

@@ -32,7 +32,7 @@ RendezvousStore::Answer RendezvousStore::ask(int kind, const std::string &key,
   request.set_value(value);
   std::string bytes = request.SerializeAsString();
   Deadline deadline(timeout);
-  if (llvm::Error err = channel_->send({zmq::message_t(bytes.data(), bytes.size())}, timeout))
+  if (llvm::Error err = channel_->send(encodeBytes(bytes), timeout))
     throw StoreFailure(llvm::formatv("cannot reach the rendezvous {0}: {1}", endpoint_,
                                      llvm::toString(std::move(err))));
   for (;;) {
@@ -46,9 +46,9 @@ RendezvousStore::Answer RendezvousStore::ask(int kind, const std::string &key,
     if (!frames)
       throw StoreFailure(
           llvm::formatv("the rendezvous {0}: {1}", endpoint_, llvm::toString(frames.takeError())));
+    std::optional<llvm::StringRef> body = *frames ? (*frames)->single() : std::nullopt;
     proto::StoreMsg reply;
-    if (!*frames || (*frames)->size() != 1 ||
-        !reply.ParseFromArray((**frames)[0].data(), static_cast<int>((**frames)[0].size())))
+    if (!body || !reply.ParseFromArray(body->data(), static_cast<int>(body->size())))
       continue;
     if (reply.seq() != request.seq())
       continue; // the answer to a request that timed out earlier

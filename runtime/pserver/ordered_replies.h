@@ -35,7 +35,7 @@ public:
 
   /// False when the eventfd could not be made.
   bool valid() const { return fd_ >= 0; }
-  /// Readable once a service thread filled a place (for zmq::poll).
+  /// Readable once a service thread filled a place (the server waits on it).
   int fd() const { return fd_; }
 
   /// Socket thread: sends now, or queues behind the replies still owed to the same peer.

@@ -22,9 +22,7 @@
 #include "runtime/pserver/pserver_peer_memory.h"
 #include "runtime/pserver/pserver_tables.h"
 #include "runtime/pserver/service_threads.h"
-#include "runtime/security/peer_identity.h"
-#include "runtime/security/zap_handler.h"
-#include "runtime/transport/server_socket.h"
+#include "runtime/transport/router_server.h"
 #include "runtime/wire/peer_memory.h"
 #include "support/error.h"
 #include "support/log_limiter.h"
@@ -69,10 +67,6 @@ struct PendingGet {
   size_t table = 0; ///< a PULL_ROWS's table
 };
 
-std::string peerName(const zmq::message_t &identity) {
-  return llvm::toHex(llvm::StringRef(static_cast<const char *>(identity.data()), identity.size()));
-}
-
 } // namespace
 
 struct PserverLoop::Impl {
@@ -108,8 +102,6 @@ struct PserverLoop::Impl {
   /// is then refused with it, so every trainer fails instead of training on without one.
   std::string syncBroken;
   Clock::time_point syncBrokenAt;
-  /// Keyless on loopback: only processes of this user, over the local socket, are served.
-  bool ownUserOnly = false;
   std::vector<Clock::time_point> lastSeen;
   int64_t optimizedRounds = 0, liveForScale = 0;
   std::vector<PendingGet> pending;
@@ -133,11 +125,7 @@ struct PserverLoop::Impl {
   std::optional<int64_t> rolledBackTo;
   std::vector<int> tableThread; ///< the service thread that owns each table
   std::unique_ptr<ServiceThreads> workers;
-  zmq::context_t context{1};
-  /// Declared before the socket so it outlives it: a CURVE socket without a handler accepts
-  /// every key.
-  std::unique_ptr<ZapHandler> zap;
-  zmq::socket_t socket{context, zmq::socket_type::router};
+  std::unique_ptr<RouterServer> server;
   OrderedReplies replies{[this](const std::string &peer, const proto::MsgHeader &h,
                                 const Tensor *t) { sendNow(peer, h, t); }};
   std::function<void(const std::string &)> onBound;
@@ -150,17 +138,6 @@ struct PserverLoop::Impl {
     std::lock_guard<std::mutex> lock(logMutex);
     if (opts.log)
       opts.log("pserver " + endpoint + ": " + line);
-  }
-  /// Logs a line about a bad message from `frame`'s sender, within its budget (see LogLimiter).
-  LogLimiter rejections;
-  void logRejection(const zmq::message_t &frame, const std::string &line) {
-    std::string address = peerAddress(frame);
-    int64_t held = 0;
-    if (!rejections.allow(address, held))
-      return;
-    log(line + " [from " + address + "]" +
-        (held ? llvm::formatv(" ({0} more lines about this address were held back)", held).str()
-              : std::string()));
   }
 
   /// Everything before the first message: the plan, the tables, the state to start from, the
@@ -287,35 +264,36 @@ struct PserverLoop::Impl {
     return resumeStep;
   }
 
-  /// Takes connections: the server socket (runtime/transport/server_socket.h) at the endpoint.
+  /// Takes connections: the server (runtime/transport/router_server.h) at the endpoint.
   llvm::Error bindSocket() {
-    try {
-      // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
-      socket.set(zmq::sockopt::linger, 2000);
-      // A peer announcing a frame larger than any message of this plan is cut off before
-      // ZeroMQ allocates it: junk cannot hold the pserver's memory.
-      socket.set(zmq::sockopt::maxmsgsize, largestLegalMessage());
-    } catch (const zmq::error_t &e) {
-      return makeError("pserver {0}: cannot set its socket's options: {1}", endpoint, e.what());
-    }
-    ServerSocketSpec spec;
-    spec.endpoint = endpoint, spec.bind = opts.bind, spec.curve = opts.curve;
-    spec.allowed = opts.curve.allowed;
-    spec.risk = "join the job, read and change the model", spec.serving = "serving";
-    spec.held = opts.heldPort;
-    spec.log = [this](const std::string &line) { log(line); };
-    auto serving = serveOn(context, socket, std::move(spec));
-    if (!serving)
-      return makeError("pserver {0}: {1}", endpoint, llvm::toString(serving.takeError()));
+    RouterSpec spec;
+    spec.socket.endpoint = endpoint, spec.socket.bind = opts.bind, spec.socket.curve = opts.curve;
+    spec.socket.allowed = opts.curve.allowed;
+    spec.socket.risk = "join the job, read and change the model";
+    spec.socket.serving = "serving";
+    spec.socket.held = opts.heldPort;
+    spec.socket.log = [this](const std::string &line) { log(line); };
+    spec.name = "this pserver";
+    spec.refusal = [](const std::string &why) {
+      proto::MsgHeader h = makeHeader(proto::REPLY_ERROR, "", 0, 0);
+      h.set_error(why);
+      return encodeMessage(h, nullptr);
+    };
+    // A peer announcing a frame larger than any message of this plan is cut off before
+    // ZeroMQ allocates it: junk cannot hold the pserver's memory.
+    spec.maxMessageBytes = largestLegalMessage();
+    // Linger so the last replies (the `complete` acknowledgements) reach the trainers.
+    spec.linger = std::chrono::milliseconds(2000);
+    auto opened = RouterServer::open(std::move(spec));
+    if (!opened)
+      return makeError("pserver {0}: {1}", endpoint, llvm::toString(opened.takeError()));
+    server = std::move(*opened);
     if (opts.curve.enabled())
       log(llvm::formatv("CURVE: accepting {0} trainer key(s), traffic encrypted",
                         opts.curve.allowed.size())
               .str());
-    zap = std::move(serving->zap);
-    ownUserOnly = serving->ownUserOnly;
-    std::string boundTcp = serving->boundTcp;
     if (onBound)
-      onBound(boundTcp);
+      onBound(server->boundTcp());
     return llvm::Error::success();
   }
 
@@ -412,8 +390,10 @@ struct PserverLoop::Impl {
   }
 
   void sendNow(const std::string &peer, const proto::MsgHeader &h, const Tensor *t) {
-    sendFrame(socket, zmq::message_t(peer.data(), peer.size()), zmq::send_flags::sndmore);
-    sendMessage(socket, h, t);
+    if (llvm::Error err = server->send(peer, encodeMessage(h, t)); err && fatal.empty())
+      fatal = llvm::toString(std::move(err));
+    else
+      llvm::consumeError(std::move(err));
   }
   /// Replies in the order of the peer's requests (see OrderedReplies).
   void reply(const std::string &peer, const proto::MsgHeader &h, const Tensor *t = nullptr) {
@@ -1144,21 +1124,17 @@ struct PserverLoop::Impl {
   }
 
   /// Waits up to `timeout` for a message, sending the replies whose turn comes meanwhile.
-  std::optional<std::vector<zmq::message_t>> nextMessage(std::chrono::milliseconds timeout) {
+  llvm::Expected<std::optional<Incoming>> nextMessage(std::chrono::milliseconds timeout) {
     replies.flush(); // what a task run inline (no service threads) just made
     // Only replies owed by service threads (async params) need the eventfd watched; otherwise
-    // a blocking receive is the cheaper wait: zmq::poll costs three more poll calls a message,
-    // a tenth of a small pull's round trip (bench_runtime).
-    if (workers->size() == 0 || !replies.owing())
-      return receiveFrames(socket, timeout);
-    zmq::pollitem_t items[] = {{static_cast<void *>(socket), 0, ZMQ_POLLIN, 0},
-                               {nullptr, replies.fd(), ZMQ_POLLIN, 0}};
-    zmq::poll(items, 2, timeout);
-    if (items[1].revents & ZMQ_POLLIN)
+    // a blocking receive is the cheaper wait.
+    bool watchReplies = workers->size() > 0 && replies.owing();
+    auto got = server->receive(timeout, watchReplies ? replies.fd() : -1);
+    if (!got)
+      return got.takeError();
+    if (got->woken)
       replies.flush();
-    if (!(items[0].revents & ZMQ_POLLIN))
-      return std::nullopt;
-    return receiveFrames(socket, std::chrono::milliseconds(0));
+    return std::move(got->message);
   }
 
   /// Serves until every trainer completed, then says how the job went and saves what it must.
@@ -1198,17 +1174,12 @@ struct PserverLoop::Impl {
         return err;
       if (std::optional<std::string> failed = workers->failure())
         fatal = *failed;
-      std::optional<std::vector<zmq::message_t>> frames;
-      try {
-        frames = nextMessage(std::chrono::milliseconds(100));
-      } catch (const zmq::error_t &e) {
-        if (e.num() == EINTR)
-          continue;
-        return makeError("pserver {0}: ZeroMQ error: {1}", endpoint, e.what());
-      }
-      if (!frames)
+      auto next = nextMessage(std::chrono::milliseconds(100));
+      if (!next)
+        return makeError("pserver {0}: {1}", endpoint, llvm::toString(next.takeError()));
+      if (!*next)
         continue;
-      if (!takeMessage(*frames))
+      if (!takeMessage(**next))
         continue;
       if (llvm::Error err = maybeCheckpointAsync())
         return err;
@@ -1217,39 +1188,30 @@ struct PserverLoop::Impl {
     return llvm::Error::success();
   }
 
-  /// Checks one message (its sender, its frames) and acts on it; a refusal is answered to its
-  /// sender and logged. False when it was refused before it reached a handler (or, rolled back,
-  /// by one): nothing changed.
-  bool takeMessage(std::vector<zmq::message_t> &frames) {
-    std::string identity(frames[0].data<char>(), frames[0].size());
-    if (ownUserOnly)
-      if (std::string why = strangerRefusal(frames.back(), "this pserver"); !why.empty()) {
-        logRejection(frames.back(),
-                     "rejected a message from peer " + peerName(frames[0]) + ": " + why);
-        replyError(identity, proto::MsgHeader(), why);
-        return false;
-      }
+  /// Checks one message (its frames) and acts on it; a refusal is answered to its sender and
+  /// logged. False when it was refused before it reached a handler (or, rolled back, by one):
+  /// nothing changed.
+  bool takeMessage(Incoming &in) {
     lastActivity = Clock::now();
-    auto msg = decodeMessage(frames, 1);
+    auto msg = decodeMessage(in.frames, 0);
     if (!msg) {
       std::string why = llvm::toString(msg.takeError());
-      logRejection(frames.back(),
-                   "rejected a message from peer " + peerName(frames[0]) + ": " + why);
-      replyError(identity, proto::MsgHeader(), why);
+      server->logRefusal(in, "rejected a message from peer " + in.peerName() + ": " + why);
+      replyError(in.peer, proto::MsgHeader(), why);
       return false;
     }
-    if (llvm::Error err = handle(identity, *msg)) {
+    if (llvm::Error err = handle(in.peer, *msg)) {
       if (err.isA<RolledBackError>()) { // a trainer that has not reconnected yet
         llvm::consumeError(std::move(err));
-        replyRolledBack(identity, msg->header, *rolledBackTo);
+        replyRolledBack(in.peer, msg->header, *rolledBackTo);
         return false;
       }
       std::string why = llvm::toString(std::move(err));
-      logRejection(frames.back(), llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
-                                                kindName(msg->header.kind()), msg->header.var(),
-                                                msg->header.trainer_id(), peerName(frames[0]), why)
-                                      .str());
-      replyError(identity, msg->header, why);
+      server->logRefusal(in, llvm::formatv("rejected {0} {1} from trainer {2} (peer {3}): {4}",
+                                           kindName(msg->header.kind()), msg->header.var(),
+                                           msg->header.trainer_id(), in.peerName(), why)
+                                 .str());
+      replyError(in.peer, msg->header, why);
     }
     return true;
   }

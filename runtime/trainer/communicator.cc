@@ -10,14 +10,13 @@
 #include <thread>
 
 #include "support/error.h"
-#include "support/signals.h"
 
 namespace oar::runtime {
 
 Communicator::Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts,
-                           CurveConfig curve)
+                           CurveConfig curve, std::function<bool()> shouldStop)
     : trainerId_(trainerId), endpoints_(std::move(endpoints)), timeouts_(timeouts),
-      curve_(std::move(curve)), context_(1) {
+      curve_(std::move(curve)), shouldStop_(std::move(shouldStop)) {
   keepFreedMemoryForReuse(); // params arrive every step
 }
 
@@ -59,6 +58,7 @@ llvm::Expected<Channel *> Communicator::channelFor(const Request &r, const char 
     DealerOptions options;
     options.curve = curve_;
     options.watch = true;
+    options.shouldStop = shouldStop_;
     return openDealer(context_, r.endpoint, options);
   }();
   if (!channel) {
@@ -117,7 +117,7 @@ llvm::Error Communicator::lostPserver(Connection &c, const std::string &ep, cons
   c.lost = true;
   // A pserver that failed says why before it leaves: an error among the replies it left
   // queued beats "lost". (The connection is over, so reading them out of turn is harmless.)
-  auto queued = [&]() -> std::optional<std::vector<zmq::message_t>> {
+  auto queued = [&]() -> std::optional<Frames> {
     auto got = c.channel->receive(std::chrono::milliseconds(0));
     if (!got) {
       llvm::consumeError(got.takeError());
@@ -148,7 +148,7 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what,
   auto channel = channelFor(r, what);
   if (!channel)
     return channel.takeError();
-  if (llvm::Error err = (*channel)->send(encodeMessage(r.header, r.tensor), timeout))
+  if (llvm::Error err = (*channel)->sendMessage(r.header, r.tensor, timeout))
     return channelFailure(connections_[r.endpoint], r, what, std::move(err));
   highestStepSent_ = std::max(highestStepSent_, r.header.step());
   if (r.header.kind() == proto::COMPLETE) // from now on it may leave
@@ -156,7 +156,7 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::optional<std::vector<zmq::message_t>>>
+llvm::Expected<std::optional<Frames>>
 Communicator::receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait) {
   auto c = connections_.find(r.endpoint);
   if (c == connections_.end() || !c->second.channel) // its request went nowhere: nothing will come
@@ -171,7 +171,7 @@ Communicator::receiveFrom(const Request &r, const char *what, std::chrono::milli
 llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *what,
                                                  std::chrono::milliseconds timeout) {
   Deadline deadline(timeout);
-  std::optional<std::vector<zmq::message_t>> frames;
+  std::optional<Frames> frames;
   if (auto it = connections_.find(r.endpoint); it != connections_.end() && it->second.lost) {
     needsRecovery_ = true;
     return makeError("{0}: pserver {1} is gone (its connection was lost); not waiting for it "
@@ -185,7 +185,7 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
           r.endpoint,
           deadline.elapsedSeconds(), what,
           r.header.var().empty() ? "" : " " + r.header.var());
-    if (stopRequested())
+    if (shouldStop_ && shouldStop_())
       return makeError("{0}: stopped by signal while {1}", who(), what);
     auto got = receiveFrom(r, what, std::min(deadline.left(), std::chrono::milliseconds(200)));
     if (!got)
@@ -335,41 +335,37 @@ llvm::Expected<std::vector<Message>> Communicator::roundTrip(const std::vector<R
                                                              const char *what,
                                                              std::chrono::milliseconds timeout) {
   lastFailureWasRefusal_ = lastRefusalWasRollback_ = false; // they describe this round trip
-  try {
-    // Send first, then read: a pserver answers each connection in order, so the outstanding
-    // acknowledgements come before these replies, and the requests need not wait for them.
-    // But at most kMaxUnacked unanswered: a pserver's ROUTER drops replies past its queue
-    // (1000), and a direct link has no receive queue of its own to hold more.
-    std::chrono::milliseconds wait = timeout.count() ? timeout : timeouts_.reply;
-    std::vector<Message> replies;
-    replies.reserve(requests.size());
-    bool acksDrained = false;
-    auto takeReply = [&]() -> llvm::Error {
-      if (!acksDrained) {
-        if (llvm::Error err = drainAcks())
-          return err;
-        acksDrained = true;
-      }
-      auto msg = awaitReply(requests[replies.size()], what, wait);
-      if (!msg)
-        return msg.takeError();
-      replies.push_back(std::move(*msg));
-      return llvm::Error::success();
-    };
-    for (size_t sent = 0; sent < requests.size(); ++sent) {
-      if (sent - replies.size() >= kMaxUnacked)
-        if (llvm::Error err = takeReply())
-          return err;
-      if (llvm::Error err = sendRequest(requests[sent], what, wait))
+  // Send first, then read: a pserver answers each connection in order, so the outstanding
+  // acknowledgements come before these replies, and the requests need not wait for them.
+  // But at most kMaxUnacked unanswered: a pserver's ROUTER drops replies past its queue
+  // (1000), and a direct link has no receive queue of its own to hold more.
+  std::chrono::milliseconds wait = timeout.count() ? timeout : timeouts_.reply;
+  std::vector<Message> replies;
+  replies.reserve(requests.size());
+  bool acksDrained = false;
+  auto takeReply = [&]() -> llvm::Error {
+    if (!acksDrained) {
+      if (llvm::Error err = drainAcks())
         return err;
+      acksDrained = true;
     }
-    while (replies.size() < requests.size())
+    auto msg = awaitReply(requests[replies.size()], what, wait);
+    if (!msg)
+      return msg.takeError();
+    replies.push_back(std::move(*msg));
+    return llvm::Error::success();
+  };
+  for (size_t sent = 0; sent < requests.size(); ++sent) {
+    if (sent - replies.size() >= kMaxUnacked)
       if (llvm::Error err = takeReply())
         return err;
-    return replies;
-  } catch (const zmq::error_t &e) {
-    return makeError("{0}: ZeroMQ error while {1}: {2}", who(), what, e.what());
+    if (llvm::Error err = sendRequest(requests[sent], what, wait))
+      return err;
   }
+  while (replies.size() < requests.size())
+    if (llvm::Error err = takeReply())
+      return err;
+  return replies;
 }
 
 proto::MsgHeader Communicator::helloHeader(const JobIdentity &job, int64_t step,
@@ -408,7 +404,7 @@ llvm::Error Communicator::connect(const JobIdentity &job) {
         return makeError("{0}", why);
       // A lost HELLO may leave a stale reply queued: start the next attempt on a fresh socket.
       closeConnection(ep);
-      if (deadline.passed() || stopRequested()) {
+      if (deadline.passed() || (shouldStop_ && shouldStop_())) {
         needsRecovery_ = false; // it had the connect timeout to come back: no more waiting
         return makeError("{0}: cannot reach pserver {1} after {2} attempts in {3:f2} s; is it "
                          "running and is the address right?",
@@ -472,24 +468,20 @@ llvm::Error Communicator::sendVars(const std::vector<std::pair<std::string, cons
                                    const std::vector<std::string> &endpoints, proto::MsgKind kind) {
   // Sends without waiting: the acknowledgements are collected before the next request that
   // needs an answer (a barrier or a recv), which comes before the trainer reuses these buffers.
-  try {
-    for (size_t i = 0; i < vars.size(); ++i) {
-      Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
-      Tensor copy;
-      if (kind == proto::SEND_VAR)
-        if (llvm::Error err = placeGradient(r, copy))
-          return err;
-      if (llvm::Error err = sendRequest(r, "sending"))
+  for (size_t i = 0; i < vars.size(); ++i) {
+    Request r{makeHeader(kind, vars[i].first, trainerId_, step_), vars[i].second, endpoints[i]};
+    Tensor copy;
+    if (kind == proto::SEND_VAR)
+      if (llvm::Error err = placeGradient(r, copy))
         return err;
-      r.tensor = nullptr; // the message (or `keep`) keeps the buffer alive; the tensor may change
-      unacked_.push_back(std::move(r));
-      // A pserver's ROUTER drops replies past its queue limit (1000): stay well below it.
-      if (unacked_.size() >= kMaxUnacked)
-        if (llvm::Error err = drainAcks())
-          return err;
-    }
-  } catch (const zmq::error_t &e) {
-    return makeError("{0}: ZeroMQ error while sending: {1}", who(), e.what());
+    if (llvm::Error err = sendRequest(r, "sending"))
+      return err;
+    r.tensor = nullptr; // the message (or `keep`) keeps the buffer alive; the tensor may change
+    unacked_.push_back(std::move(r));
+    // A pserver's ROUTER drops replies past its queue limit (1000): stay well below it.
+    if (unacked_.size() >= kMaxUnacked)
+      if (llvm::Error err = drainAcks())
+        return err;
   }
   return llvm::Error::success();
 }
@@ -532,23 +524,19 @@ llvm::Error Communicator::pushRows(const std::string &table,
                                    const std::vector<std::string> &endpoints,
                                    const std::vector<std::vector<uint64_t>> &keys,
                                    const std::vector<Tensor> &grads) {
-  try {
-    for (size_t e = 0; e < endpoints.size(); ++e) {
-      if (keys[e].empty())
-        continue;
-      Request r{makeHeader(proto::PUSH_ROWS, table, trainerId_, step_), &grads[e], endpoints[e]};
-      r.header.mutable_keys()->Add(keys[e].begin(), keys[e].end());
-      if (llvm::Error err = sendRequest(r, "pushing rows"))
+  for (size_t e = 0; e < endpoints.size(); ++e) {
+    if (keys[e].empty())
+      continue;
+    Request r{makeHeader(proto::PUSH_ROWS, table, trainerId_, step_), &grads[e], endpoints[e]};
+    r.header.mutable_keys()->Add(keys[e].begin(), keys[e].end());
+    if (llvm::Error err = sendRequest(r, "pushing rows"))
+      return err;
+    r.tensor = nullptr; // the message keeps the buffer alive
+    r.header.clear_keys();
+    unacked_.push_back(std::move(r));
+    if (unacked_.size() >= kMaxUnacked)
+      if (llvm::Error err = drainAcks())
         return err;
-      r.tensor = nullptr; // the message keeps the buffer alive
-      r.header.clear_keys();
-      unacked_.push_back(std::move(r));
-      if (unacked_.size() >= kMaxUnacked)
-        if (llvm::Error err = drainAcks())
-          return err;
-    }
-  } catch (const zmq::error_t &e) {
-    return makeError("{0}: ZeroMQ error while pushing rows: {1}", who(), e.what());
   }
   return llvm::Error::success();
 }
@@ -610,14 +598,10 @@ Communicator::barrier(proto::MsgKind kind,
   for (const std::string &ep : endpoints_)
     reqs.push_back({makeHeader(kind, "", trainerId_, step_), nullptr, ep});
   if (kind == proto::FETCH_BARRIER) { // nothing waits on its answer
-    try {
-      for (Request &r : reqs) {
-        if (llvm::Error err = sendRequest(r, "in fetch_barrier"))
-          return err;
-        unacked_.push_back(std::move(r));
-      }
-    } catch (const zmq::error_t &e) {
-      return makeError("{0}: ZeroMQ error in fetch_barrier: {1}", who(), e.what());
+    for (Request &r : reqs) {
+      if (llvm::Error err = sendRequest(r, "in fetch_barrier"))
+        return err;
+      unacked_.push_back(std::move(r));
     }
     return llvm::Error::success();
   }

@@ -26,9 +26,10 @@ struct JobIdentity {
 class Communicator {
 public:
   /// With `curve` enabled, every connection authenticates with its key pair and checks the
-  /// pservers' public key (CurveConfig::serverKey); traffic is encrypted.
+  /// pservers' public key (CurveConfig::serverKey); traffic is encrypted. Every wait ends once
+  /// `shouldStop` says so (unset: never).
   Communicator(int64_t trainerId, std::vector<std::string> endpoints, Timeouts timeouts,
-               CurveConfig curve = {});
+               CurveConfig curve = {}, std::function<bool()> shouldStop = {});
   ~Communicator();
 
   /// Connects to every pserver and checks the job matches (retrying with backoff until the
@@ -125,7 +126,7 @@ private:
   llvm::Error sendRequest(const Request &r, const char *what,
                           std::chrono::milliseconds timeout = {});
   /// The frames of the next message from r's pserver, waiting at most `wait` (nullopt then).
-  llvm::Expected<std::optional<std::vector<zmq::message_t>>>
+  llvm::Expected<std::optional<Frames>>
   receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait);
   /// Waits for the reply to `r` (timeout, signals and dropped pservers end the wait).
   llvm::Expected<Message> awaitReply(const Request &r, const char *what,
@@ -171,13 +172,14 @@ private:
   std::vector<std::string> endpoints_;
   Timeouts timeouts_;
   CurveConfig curve_;
+  std::function<bool()> shouldStop_;
   std::optional<JobIdentity> job_; ///< what connect() said HELLO with
   int64_t step_ = 0;
   int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
   /// ... which said the pserver went back to a checkpoint (it forgot our HELLO).
   bool lastRefusalWasRollback_ = false;
-  zmq::context_t context_;
+  ClientContext context_; ///< before the connections: their sockets close first
   std::map<std::string, Connection> connections_;
   llvm::StringMap<std::optional<std::string>> linkAddresses_; ///< linkAddress's answers
   std::vector<Request> unacked_; ///< sends whose acknowledgement is still to be read

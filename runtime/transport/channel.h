@@ -3,13 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <sys/types.h>
-#include <zmq.hpp>
 
 #include "runtime/security/curve.h"
 #include "runtime/wire/protocol.h"
@@ -50,13 +50,15 @@ class Channel {
 public:
   virtual ~Channel() = default;
   /// Sends one message, waiting at most `timeout` while the peer takes none (0: no waiting), and
-  /// no longer once stopRequested(). A DEALER queues the payload without a copy
+  /// no longer once the channel's shouldStop says so. A DEALER queues the payload without a copy
   /// (EncodedMessage::payloadOwner keeps it alive); a link has written it when this returns.
   virtual llvm::Error send(EncodedMessage &&message, std::chrono::milliseconds timeout) = 0;
+  /// send() of a header and its tensor (encodeMessage), the tensor's buffer without a copy.
+  llvm::Error sendMessage(const proto::MsgHeader &header, const Tensor *tensor,
+                          std::chrono::milliseconds timeout);
   /// The frames of the next message, waiting at most `wait`; nullopt when none came (or a
-  /// signal's handler ran: the caller's loop looks at stopRequested()).
-  virtual llvm::Expected<std::optional<std::vector<zmq::message_t>>>
-  receive(std::chrono::milliseconds wait) = 0;
+  /// signal's handler ran: the caller's loop looks at its shouldStop).
+  virtual llvm::Expected<std::optional<Frames>> receive(std::chrono::milliseconds wait) = 0;
   /// What happened to the connection since the last call. A link tells its state: once the
   /// peer closed it, every call says so.
   virtual ChannelNews news() = 0;
@@ -69,6 +71,23 @@ public:
   virtual bool direct() const = 0;
 };
 
+/// The libzmq context the DEALER channels of one client share (one I/O thread for all). It is
+/// made with the first channel, so that a failure to make it is that channel's error. Outlives
+/// its channels.
+class ClientContext {
+public:
+  ClientContext();
+  ~ClientContext();
+  ClientContext(const ClientContext &) = delete;
+  ClientContext &operator=(const ClientContext &) = delete;
+
+  struct Impl; ///< dealer_channel.cc's
+  Impl &impl() { return *impl_; }
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
 /// How a DEALER channel is set up.
 struct DealerOptions {
   CurveConfig curve; ///< enabled: CURVE with our key pair, checking the server's public key
@@ -76,16 +95,19 @@ struct DealerOptions {
   std::optional<int64_t> maxMessageBytes; ///< a larger message from the peer drops the connection
   /// Watch the connection (ChannelNews); without it, news() says nothing.
   bool watch = false;
+  /// Polled while a send waits for room: true ends the wait (unset: never).
+  std::function<bool()> shouldStop;
 };
 /// A DEALER connecting to `endpoint` (host:port, or its IPC address on this host, see
 /// connectAddress). libzmq connects in the background, so a server that starts later is
 /// reached; what is sent meanwhile waits in the queue.
 llvm::Expected<std::unique_ptr<Channel>>
-openDealer(zmq::context_t &context, const std::string &endpoint, const DealerOptions &options);
+openDealer(ClientContext &context, const std::string &endpoint, const DealerOptions &options);
 
 /// A direct link to the pserver at `ipcAddress` (localIpcAddress), greeted within `timeout`.
-/// A refusal is a ChannelRefused.
+/// A refusal is a ChannelRefused. `shouldStop` ends a write that waits for room.
 llvm::Expected<std::unique_ptr<Channel>> openLink(const std::string &ipcAddress,
-                                                  std::chrono::milliseconds timeout);
+                                                  std::chrono::milliseconds timeout,
+                                                  std::function<bool()> shouldStop = {});
 
 } // namespace oar::runtime

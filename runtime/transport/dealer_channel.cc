@@ -6,11 +6,29 @@
 #include "runtime/transport/channel.h"
 #include "support/deadline.h"
 #include "support/error.h"
-#include "support/signals.h"
 
 namespace oar::runtime {
 
 char ChannelRefused::ID = 0;
+
+struct ClientContext::Impl {
+  std::optional<zmq::context_t> context;
+  /// The context, made now if it is the first channel's.
+  llvm::Expected<zmq::context_t *> get() {
+    if (!context) {
+      try {
+        context.emplace(1);
+      } catch (const zmq::error_t &e) {
+        return makeError("cannot start libzmq: {0}", e.what());
+      }
+    }
+    return &*context;
+  }
+};
+
+ClientContext::ClientContext() : impl_(std::make_unique<Impl>()) {}
+ClientContext::~ClientContext() = default;
+
 
 namespace {
 
@@ -19,8 +37,9 @@ constexpr int kSendSliceMs = 200;
 
 class DealerChannel final : public Channel {
 public:
-  DealerChannel(zmq::context_t &context, bool curve)
-      : socket_(context, zmq::socket_type::dealer), curve_(curve) {}
+  DealerChannel(zmq::context_t &context, bool curve, std::function<bool()> shouldStop)
+      : socket_(context, zmq::socket_type::dealer), curve_(curve),
+        shouldStop_(std::move(shouldStop)) {}
 
   llvm::Error setUp(zmq::context_t &context, const std::string &endpoint,
                     const DealerOptions &options) {
@@ -63,14 +82,13 @@ public:
         sendEncoded(socket_, std::move(message), false, timeout.count() == 0);
         return llvm::Error::success();
       } catch (const zmq::error_t &e) {
-        if (e.num() != EAGAIN || deadline.passed() || stopRequested())
+        if (e.num() != EAGAIN || deadline.passed() || (shouldStop_ && shouldStop_()))
           return makeError("cannot send: {0}", e.what());
       }
     }
   }
 
-  llvm::Expected<std::optional<std::vector<zmq::message_t>>>
-  receive(std::chrono::milliseconds wait) override {
+  llvm::Expected<std::optional<Frames>> receive(std::chrono::milliseconds wait) override {
     try {
       return receiveFrames(socket_, wait);
     } catch (const zmq::error_t &e) {
@@ -126,19 +144,25 @@ private:
   zmq::socket_t socket_;
   std::unique_ptr<zmq::socket_t> monitor_;
   bool curve_;
+  std::function<bool()> shouldStop_;
 };
 
 } // namespace
 
 llvm::Expected<std::unique_ptr<Channel>>
-openDealer(zmq::context_t &context, const std::string &endpoint, const DealerOptions &options) {
+openDealer(ClientContext &client, const std::string &endpoint, const DealerOptions &options) {
+  auto context = client.impl().get();
+  if (!context)
+    return makeError("cannot open a socket to {0}: {1}", endpoint,
+                     llvm::toString(context.takeError()));
   std::unique_ptr<DealerChannel> channel;
   try {
-    channel = std::make_unique<DealerChannel>(context, options.curve.enabled());
+    channel =
+        std::make_unique<DealerChannel>(**context, options.curve.enabled(), options.shouldStop);
   } catch (const zmq::error_t &e) {
     return makeError("cannot open a socket to {0}: {1}", endpoint, e.what());
   }
-  if (llvm::Error err = channel->setUp(context, endpoint, options))
+  if (llvm::Error err = channel->setUp(**context, endpoint, options))
     return err;
   return std::unique_ptr<Channel>(std::move(channel));
 }

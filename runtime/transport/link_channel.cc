@@ -17,9 +17,13 @@ public:
     return link_->send(frames, timeout);
   }
 
-  llvm::Expected<std::optional<std::vector<zmq::message_t>>>
-  receive(std::chrono::milliseconds wait) override {
-    return link_->receive(wait);
+  llvm::Expected<std::optional<Frames>> receive(std::chrono::milliseconds wait) override {
+    auto got = link_->receive(wait);
+    if (!got)
+      return got.takeError();
+    if (!*got)
+      return std::nullopt;
+    return Frames(std::move(**got));
   }
 
   ChannelNews news() override {
@@ -39,7 +43,8 @@ private:
 } // namespace
 
 llvm::Expected<std::unique_ptr<Channel>> openLink(const std::string &ipcAddress,
-                                                  std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout,
+                                                  std::function<bool()> shouldStop) {
   auto link = ZmtpLink::connect(ipcAddress, timeout, announcedPayloadBytes);
   if (!link) {
     // Refusals become the channel's, in the words a DEALER's failed handshake gets.
@@ -50,6 +55,7 @@ llvm::Expected<std::unique_ptr<Channel>> openLink(const std::string &ipcAddress,
                          : r.message());
     });
   }
+  (*link)->setShouldStop(std::move(shouldStop));
   return std::unique_ptr<Channel>(std::make_unique<LinkChannel>(std::move(*link)));
 }
 

@@ -1,5 +1,5 @@
 // Reading who a peer is from a message's metadata.
-#include "runtime/security/peer_identity.h"
+#include "runtime/transport/peer_identity.h"
 
 #include <unistd.h>
 
@@ -8,24 +8,28 @@
 
 namespace oar::runtime {
 
-static std::string metadata(const zmq::message_t &frame, const char *property) {
+/// A property of the connection a message came on (libzmq keeps it on every frame; the last
+/// one is read).
+static std::string metadata(const Frames &message, const char *property) {
+  if (message.empty())
+    return "";
   try {
-    return const_cast<zmq::message_t &>(frame).gets(property);
+    return const_cast<zmq::message_t &>(message.parts().back()).gets(property);
   } catch (const zmq::error_t &) {
     return "";
   }
 }
 
-std::string peerAddress(const zmq::message_t &frame) {
-  std::string address = metadata(frame, "Peer-Address");
+std::string peerAddress(const Frames &message) {
+  std::string address = metadata(message, "Peer-Address");
   return address.empty() ? "local" : address;
 }
 
-std::string peerCurveKey(const zmq::message_t &frame) { return metadata(frame, "User-Id"); }
+std::string peerCurveKey(const Frames &message) { return metadata(message, "User-Id"); }
 
-std::string strangerRefusal(const zmq::message_t &frame, const std::string &server) {
+std::string strangerRefusal(const Frames &message, const std::string &server) {
   llvm::SmallVector<llvm::StringRef, 4> parts;
-  std::string address = peerAddress(frame);
+  std::string address = peerAddress(message);
   llvm::StringRef(address).split(parts, ':');
   unsigned long uid = 0;
   if (parts.size() != 4 || parts[1].getAsInteger(10, uid))

@@ -4,19 +4,19 @@
 
 #include <string>
 
-#include "zmq.hpp"
+#include "runtime/wire/frames.h"
 
 namespace oar::runtime {
 
 /// The address a message came from (TCP), or "host:uid:gid:pid" (the local socket of this host),
 /// or "local" when ZeroMQ names none.
-std::string peerAddress(const zmq::message_t &frame);
+std::string peerAddress(const Frames &message);
 
 /// Why a keyless server on loopback (`server`: "this pserver", "this scheduler") refuses the
-/// sender of `frame`, or "": it serves only its own user's processes over the local socket.
-std::string strangerRefusal(const zmq::message_t &frame, const std::string &server);
+/// sender of `message`, or "": it serves only its own user's processes over the local socket.
+std::string strangerRefusal(const Frames &message, const std::string &server);
 
 /// The Z85 public key the sender authenticated with, or "" without CURVE.
-std::string peerCurveKey(const zmq::message_t &frame);
+std::string peerCurveKey(const Frames &message);
 
 } // namespace oar::runtime

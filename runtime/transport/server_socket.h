@@ -11,7 +11,7 @@
 #include <zmq.hpp>
 
 #include "runtime/security/curve.h"
-#include "runtime/security/zap_handler.h"
+#include "runtime/transport/zap_handler.h"
 #include "runtime/transport/held_port.h"
 #include "llvm/Support/Error.h"
 

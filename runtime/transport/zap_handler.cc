@@ -1,5 +1,5 @@
 // The ZAP handler.
-#include "runtime/security/zap_handler.h"
+#include "runtime/transport/zap_handler.h"
 
 #include "runtime/security/curve.h"
 #include "support/error.h"

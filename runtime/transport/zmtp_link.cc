@@ -14,7 +14,6 @@
 
 #include "support/deadline.h"
 #include "support/error.h"
-#include "support/signals.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 
@@ -442,7 +441,7 @@ llvm::Error ZmtpLink::writeAll(llvm::MutableArrayRef<iovec> iov, milliseconds ti
           peerClosed_ = true;
         return fail(llvm::Twine("cannot write: ") + std::strerror(errno));
       }
-      if (stopRequested())
+      if (shouldStop_ && shouldStop_())
         return failed(makeError("{0}: stopped by signal while writing", peerName_));
       n = 0;
     }

@@ -72,9 +72,11 @@ public:
   ZmtpLink(const ZmtpLink &) = delete;
   ZmtpLink &operator=(const ZmtpLink &) = delete;
 
+  /// Polled while a write waits for the peer to read: true gives the write up (unset: never).
+  void setShouldStop(std::function<bool()> shouldStop) { shouldStop_ = std::move(shouldStop); }
   /// Sends one message of `frames` (their bytes are written before it returns: nothing is
-  /// kept), waiting at most `timeout` while the peer does not read, and giving up on SIGTERM
-  /// (stopRequested). A message cut off part way breaks the link, as the stream cannot be
+  /// kept), waiting at most `timeout` while the peer does not read, and giving up once
+  /// shouldStop says so. A message cut off part way breaks the link, as the stream cannot be
   /// resynchronised.
   llvm::Error send(llvm::ArrayRef<llvm::ArrayRef<uint8_t>> frames,
                    std::chrono::milliseconds timeout);
@@ -118,6 +120,7 @@ private:
 
   int fd_;
   std::string peerName_;
+  std::function<bool()> shouldStop_;
   PayloadLimit payloadLimit_;
   pid_t peerPid_ = 0;
   bool broken_ = false, peerClosed_ = false;

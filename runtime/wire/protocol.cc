@@ -115,6 +115,10 @@ EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tenso
   return m;
 }
 
+EncodedMessage encodeBytes(llvm::StringRef bytes) {
+  return EncodedMessage{zmq::message_t(bytes.data(), bytes.size()), {}};
+}
+
 void sendMessage(zmq::socket_t &socket, const proto::MsgHeader &header, const Tensor *tensor,
                  bool more) {
   sendEncoded(socket, encodeMessage(header, tensor), more);
@@ -165,8 +169,7 @@ static bool receiveRest(zmq::socket_t &socket, zmq::message_t &frame) {
   }
 }
 
-std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
-                                                         std::chrono::milliseconds timeout) {
+std::optional<Frames> receiveFrames(zmq::socket_t &socket, std::chrono::milliseconds timeout) {
   // A receive that blocks up to the timeout costs fewer system calls per message than a
   // zmq_poll followed by a receive: it is the round trip's latency (see bench_runtime).
   std::vector<zmq::message_t> frames;
@@ -180,7 +183,7 @@ std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
     if (!receiveRest(socket, frames.back()))
       break;
   }
-  return frames;
+  return Frames(std::move(frames));
 }
 
 /// The elements a header's dims announce. Dims come from the peer: their product may overflow
@@ -273,11 +276,20 @@ llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_
   // ZeroMQ may hand over a small frame inside its receive buffer at any byte offset; kernels and
   // tables read elements as their type, so such a payload is copied (a fresh message_t is
   // 8-aligned at least). The UBSan build caught the misaligned loads.
-  if (reinterpret_cast<uintptr_t>(payload.data()) % elem != 0)
-    msg.payload = zmq::message_t(payload.data(), payload.size());
-  else if (frames.size() > first + 1) // else an empty tensor, its header alone
+  if (reinterpret_cast<uintptr_t>(payload.data()) % elem != 0) {
+    try {
+      msg.payload = zmq::message_t(payload.data(), payload.size());
+    } catch (const zmq::error_t &e) {
+      return makeError("{0}: cannot copy its {1} bytes: {2}", msg.header.var(), payload.size(),
+                       e.what());
+    }
+  } else if (frames.size() > first + 1) // else an empty tensor, its header alone
     msg.payload = std::move(frames[first + 1]);
   return msg;
+}
+
+llvm::Expected<Message> decodeMessage(Frames &frames, size_t first) {
+  return decodeMessage(frames.parts(), first);
 }
 
 void Message::moveInto(Tensor &dst) {

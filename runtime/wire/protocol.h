@@ -7,6 +7,7 @@
 #include <string>
 
 #include "executor/tensor.h"
+#include "runtime/wire/frames.h"
 #include "runtime/wire/message.pb.h"
 #include "runtime/wire/timeouts.h"
 #include "zmq.hpp"
@@ -55,6 +56,9 @@ struct EncodedMessage {
   std::shared_ptr<std::byte> payloadOwner = {};
 };
 EncodedMessage encodeMessage(const proto::MsgHeader &header, const Tensor *tensor);
+/// A message of one frame holding `bytes` (a serialized protobuf: the scheduler's and the
+/// rendezvous's messages), copied.
+EncodedMessage encodeBytes(llvm::StringRef bytes);
 /// Queues an encoded message on `socket` (see sendMessage), its payload without a copy. With
 /// `dontWait`, a full queue refuses it at once (EAGAIN) instead of after the send timeout. On
 /// EAGAIN nothing is sent and `m` is whole: it may be sent again.
@@ -73,10 +77,10 @@ void sendFrame(zmq::socket_t &socket, zmq::message_t &&frame, zmq::send_flags fl
 /// Decodes the frames of one message (after any routing frame): checks the protocol version,
 /// that the header parses, and that the payload size equals dims x dtype size (for a payload in
 /// the sender's memory, sets peerBytes to that size instead).
+llvm::Expected<Message> decodeMessage(Frames &frames, size_t first);
 llvm::Expected<Message> decodeMessage(std::vector<zmq::message_t> &frames, size_t first);
 /// Receives all frames of one message, waiting at most `timeout`; nullopt on timeout.
-std::optional<std::vector<zmq::message_t>> receiveFrames(zmq::socket_t &socket,
-                                                         std::chrono::milliseconds timeout);
+std::optional<Frames> receiveFrames(zmq::socket_t &socket, std::chrono::milliseconds timeout);
 /// A header for a message about `var`.
 proto::MsgHeader makeHeader(proto::MsgKind kind, llvm::StringRef var, int64_t trainerId,
                             int64_t step);

@@ -261,7 +261,7 @@ TEST_CASE("at the rendezvous a rank writes only its own keys, each once", "[runt
   RendezvousOptions r;
   r.endpoint = endpointOf(*port), r.jobId = "job-1", r.ranks = 2, r.heldPort = port;
   auto server = requireValue(RendezvousServer::start(r));
-  zmq::context_t context(1);
+  ClientContext context;
   RendezvousStore store(requireValue(openDealer(context, r.endpoint, {})), r.endpoint, "job-1", 1,
                         milliseconds(3000), {});
   store.set("rank_1", {'a'});

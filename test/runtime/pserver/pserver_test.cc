@@ -64,7 +64,7 @@ TEST_CASE("a message without bytes to carry is its header alone", "[runtime]") {
   Tensor w(proto::F32, {2});
   frames = roundTrip(makeHeader(proto::REPLY_VAR, "w", 0, 4), &w);
   CHECK(frames.size() == 2);
-  frames.pop_back();
+  frames.parts().pop_back();
   CHECK_THAT(errorText(decodeMessage(frames, 0)), Contains("w: payload is 0 bytes but f32[2]"));
 }
 

@@ -36,7 +36,7 @@ struct RouterAt {
   }
 };
 
-std::unique_ptr<Channel> open(zmq::context_t &context, const RouterAt &server, bool direct) {
+std::unique_ptr<Channel> open(ClientContext &context, const RouterAt &server, bool direct) {
   if (direct)
     return requireValue(openLink(*localIpcAddress(server.endpoint), milliseconds(2000)));
   return requireValue(openDealer(context, server.endpoint, DealerOptions{{}, {}, {}, true}));
@@ -49,7 +49,7 @@ TEST_CASE("a DEALER and a direct link carry a header and its tensor both ways",
   bool direct = GENERATE(false, true);
   CAPTURE(direct);
   RouterAt server;
-  zmq::context_t context;
+  ClientContext context;
   std::unique_ptr<Channel> channel = open(context, server, direct);
   CHECK(channel->direct() == direct);
   CHECK(channel->peerPid() == (direct ? getpid() : 0)); // the kernel names a link's peer
@@ -116,7 +116,7 @@ TEST_CASE("a direct link to a CURVE pserver is refused, saying which keys to giv
 TEST_CASE("a DEALER whose queue stays full gives up at its timeout, or at once with none",
           "[runtime][channel]") {
   std::shared_ptr<HeldPort> port = holdPort(); // a name nobody serves: nothing is ever taken
-  zmq::context_t context;
+  ClientContext context;
   auto channel = requireValue(openDealer(context, endpointOf(*port), {}));
   llvm::Error full = llvm::Error::success();
   int queued = 0;
