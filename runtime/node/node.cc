@@ -133,7 +133,7 @@ llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
   if (opts.curve.enabled() && opts.curve.serverKey.empty())
     return makeError("a trainer with a CURVE key pair needs the pservers' public key "
                      "(--curve-server-key FILE)");
-  Communicator comm(id, endpoints, opts.timeouts, opts.curve);
+  Communicator comm(id, endpoints, opts.timeouts, opts.curve, stopRequested);
   JobIdentity job{*mode, dist.trainers(), dist.plan_digest(), opts.cluster.jobId};
   if (llvm::Error err = comm.connect(job)) {
     std::string why = llvm::toString(std::move(err));
