@@ -85,7 +85,7 @@ llvm::Error listenAndServKernel(KernelContext &ctx) {
     return env.takeError();
   if (!(*env)->program)
     return makeError("listen_and_serv needs the pserver program in its environment");
-  PserverLoop loop(*(*env)->program, ctx.scope(), (*env)->pserver);
+  PserverLoop loop(*(*env)->program, ctx.scope(), (*env)->pserver, (*env)->pserverRun);
   llvm::Error err = loop.run();
   // The executor adds context to errors as text; keep what kind of failure this was.
   (*env)->trainersFailed = err && err.isA<TrainersFailedError>();

@@ -382,33 +382,36 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
     return checkpointLock.takeError();
   RunEnv env;
   env.program = &progs.main;
-  env.pserver.timeouts = opts.timeouts;
-  env.pserver.bind = opts.bind;
-  env.pserver.heldPort = opts.heldPort;
-  env.pserver.log = opts.log;
-  env.pserver.jobId = opts.cluster.jobId;
+  env.pserver.tableBudget = opts.tableBudget;
+  env.pserver.skipNonFinite = opts.skipNonFinite;
+  PserverRun &run = env.pserverRun;
+  run.timeouts = opts.timeouts;
+  run.bind = opts.bind;
+  run.heldPort = opts.heldPort;
+  run.log = opts.log;
+  run.jobId = opts.cluster.jobId;
   if (opts.curve.enabled() && opts.curve.allowed.empty())
     return makeError("a pserver with a CURVE key pair needs the trainers' public keys to accept "
                      "(--curve-allow FILE)");
-  env.pserver.curve = opts.curve;
+  run.curve = opts.curve;
   if (!opts.checkpointDir.empty())
-    env.pserver.checkpointDir =
+    run.checkpointDir =
         inDir(opts.checkpointDir, "pserver." + std::to_string(progs.main.dist().pserver_index()));
-  env.pserver.checkpointEvery = opts.checkpointEvery;
-  env.pserver.goneTrainers = opts.goneTrainers;
-  env.pserver.elastic = opts.elastic;
-  env.pserver.hybrid = progs.main.dist().hybrid();
-  env.pserver.checkpointKeep = opts.checkpointKeep;
-  env.pserver.tableBudget = opts.tableBudget;
-  env.pserver.skipNonFinite = opts.skipNonFinite;
+  run.checkpointEvery = opts.checkpointEvery;
+  run.goneTrainers = opts.goneTrainers;
+  run.elastic = opts.elastic;
+  run.hybrid = progs.main.dist().hybrid();
+  run.checkpointKeep = opts.checkpointKeep;
   // The pserver's thread budget (--num-threads) runs its optimize blocks side by side.
-  env.pserver.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
-  env.pserver.computeThreads = opts.computeThreads;
+  run.serviceThreads = computeThreads() > 1 ? computeThreads() : 0;
+  run.computeThreads = opts.computeThreads;
   // Distributed tables save into the save's tables/ directory, a part per pserver.
   if (!opts.saveDir.empty())
-    env.pserver.tableSaveDir = inDir(opts.saveDir, "tables");
-  env.pserver.training = !opts.evalOnly;
-  env.pserver.learningRate = opts.learningRate;
+    run.tableSaveDir = inDir(opts.saveDir, "tables");
+  run.training = !opts.evalOnly;
+  run.learningRate = opts.learningRate;
+  run.shouldStop = stopRequested;
+  run.checkpointRequested = takeCheckpointRequest;
   Executor exec;
   exec.setEnv(&env);
   Scope scope;
@@ -425,8 +428,8 @@ llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts) {
     auto loaded = loadPserverBlocks(progs.main, scope, *ckpt);
     if (!loaded)
       return loaded.takeError();
-    env.pserver.loadFrom = &*ckpt;
-    env.pserver.loaded = std::move(*loaded);
+    run.loadFrom = &*ckpt;
+    run.loaded = std::move(*loaded);
   }
   if (llvm::Error err = exec.run(progs.main, scope, 0)) {
     if (env.trainersFailed)

@@ -17,7 +17,8 @@ struct RunEnv {
   std::unique_ptr<BackgroundAllreduce> buckets;
   std::chrono::milliseconds collectiveTimeout{60000}; ///< how long a bucket's wait may take
   const proto::Program *program = nullptr; ///< the program being run (pservers' sub-blocks)
-  PserverOptions pserver;                  ///< used by listen_and_serv
+  PserverOptions pserver; ///< used by listen_and_serv, with pserverRun
+  PserverRun pserverRun;
   int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)
   bool forceGeoSync = false;               ///< sync now whatever the step (the final flush)
   bool trainersFailed = false; ///< listen_and_serv ended because trainers reported errors

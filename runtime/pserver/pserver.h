@@ -7,23 +7,25 @@
 
 #include "checkpoint/load_model.h"
 #include "executor/executor.h"
+#include "runtime/pserver/pserver_options.h"
 #include "runtime/security/curve.h"
-#include "runtime/tables/table_budget.h"
 #include "runtime/transport/held_port.h"
-#include "runtime/wire/protocol.h"
+#include "runtime/wire/timeouts.h"
 #include "support/error.h"
 
 namespace oar::runtime {
 
-struct PserverOptions {
+/// What the node that runs a pserver gives it: where it serves, whom it lets in, what it starts
+/// from and keeps, and how it reports (PserverOptions are the user's settings).
+struct PserverRun {
   /// --lr: the base learning rate of every block and table, set after the state is loaded.
   std::optional<float> learningRate;
   Timeouts timeouts;
-  std::string bind;                             ///< host:port to bind; empty: the endpoint
+  std::string bind; ///< host:port to bind; empty: the endpoint
   /// The endpoint's port, held since it was picked (by a launcher or the scheduler client):
   /// taken over instead of bound again. Null: bound.
   std::shared_ptr<HeldPort> heldPort;
-  std::function<void(const std::string &)> log; ///< one line per call (no newline)
+  std::function<void(const std::string &)> log; ///< one line per call (no newline); any thread
   /// Threads that run the optimize blocks (each block always on the same one); 0 runs them on
   /// the loop's own thread.
   int serviceThreads = 0;
@@ -48,22 +50,19 @@ struct PserverOptions {
   /// Polled: trainers known to be gone (the scheduler's heartbeats), with why. Sync: the job
   /// fails at once naming it; async: it is lost, as one silent past the barrier timeout.
   std::function<std::map<int64_t, std::string>()> goneTrainers;
-  /// Sync: write a checkpoint (pserver_checkpoint.h) to checkpointDir every checkpointEvery
-  /// steps, keeping the newest checkpointKeep. A pserver started with a checkpoint there resumes
-  /// from the newest; trainers then bring the other pservers back to the same step.
+  /// Write a checkpoint (pserver_checkpoint.h) to checkpointDir every checkpointEvery steps,
+  /// keeping the newest checkpointKeep. A pserver started with a checkpoint there resumes from
+  /// the newest; trainers then bring the other pservers back to the same step.
   std::string checkpointDir;
   int64_t checkpointEvery = 0;
   int checkpointKeep = 3;
-  /// A gradient or table rows holding NaN or inf: false refuses them (the trainer hears why and
-  /// a sync job ends); true skips the update they belong to for that step (--nonfinite-grads=skip,
-  /// as a loss scaler skips a step) and answers OK. Never applied either way.
-  bool skipNonFinite = false;
-  /// Distributed tables' memory (--table-memory-mb, --table-full): rows and admission counters
-  /// stay within it; the log says what the limit did.
-  TableBudget tableBudget;
   /// CURVE: only trainers whose public key is in `curve.allowed` can connect, and traffic is
   /// encrypted. Without it, traffic is plain and the pserver binds 127.0.0.1 by default.
   CurveConfig curve;
+  /// Polled: true ends the run (SIGTERM), failing every waiting trainer. Unset: never.
+  std::function<bool()> shouldStop;
+  /// Polled after each step: true once per request for a checkpoint now (SIGUSR1). Unset: none.
+  std::function<bool()> checkpointRequested;
 };
 
 /// Serves one pserver program until every trainer has completed. One thread owns the socket:
@@ -74,10 +73,10 @@ struct PserverOptions {
 /// Sync: gradients are kept per trainer; when every live trainer has sent its send_barrier for a
 /// step, the optimize blocks average the live trainers' copies and update (all blocks of the
 /// step before any param is served); a trainer's get_var is answered once the server has
-/// applied every step that trainer closed.
+/// applied every step that trainer closed (sync_steps.h).
 /// Async: each gradient runs its optimize block on arrival; a get_var is answered with the
 /// param's version after the updates queued before it, which is never written again (see
-/// ParamVersions). GEO: each delta is added on arrival.
+/// ParamVersions). GEO: each delta is added on arrival (arrival_steps.h).
 
 /// A pserver's run ended because trainers completed with errors (the text names them).
 using TrainersFailedError = KindedError<struct TrainersFailedKind>;
@@ -85,7 +84,8 @@ using TrainersFailedError = KindedError<struct TrainersFailedKind>;
 class PserverLoop {
 public:
   /// `program` holds block 0 with listen_and_serv and the optimize blocks.
-  PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options);
+  PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options,
+              PserverRun run);
   ~PserverLoop();
   /// Returns success once all trainers completed; an error naming the trainer(s) or the cause
   /// otherwise (a lost trainer in sync mode, a timeout, a signal).

@@ -1,0 +1,19 @@
+// A pserver's settings: what a user may set on the pserver role (its flags, with their defaults
+// and help, come from the declaration in pserver_options.cc).
+#pragma once
+
+#include "runtime/tables/table_memory.h"
+
+namespace oar::runtime {
+
+struct PserverOptions {
+  /// Distributed tables' memory (--table-memory-mb, --table-full): rows and admission counters
+  /// stay within it; the log says what the limit did.
+  TableBudget tableBudget;
+  /// A gradient or table rows holding NaN or inf: false refuses them (the trainer hears why and
+  /// a sync job ends); true skips the update they belong to for that step (--nonfinite-grads=skip,
+  /// as a loss scaler skips a step) and answers OK. Never applied either way.
+  bool skipNonFinite = false;
+};
+
+} // namespace oar::runtime
