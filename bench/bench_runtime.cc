@@ -50,7 +50,7 @@ static std::vector<std::string> endpoints(int n) {
 }
 
 static std::future<void> servePserver(NodePrograms progs) {
-  return std::async(std::launch::async, [progs] { exitOnErr(runPserver(progs, NodeOptions{})); });
+  return std::async(std::launch::async, [progs] { exitOnErr(runPserver(progs, Node{})); });
 }
 
 /// The serving ends of a push/pull measurement: the pserver and the raw ZeroMQ echo, on threads
@@ -81,7 +81,7 @@ public:
       _exit(1);
     bench::RawEcho echo(rawEndpoint, bytes);
     std::thread echoThread([&] { echo.serve(); });
-    NodeOptions opts;
+    Node opts;
     opts.log = [](const std::string &line) { // how the tensors moved, for the reader
       if (line.find("peer memory") != std::string::npos)
         llvm::errs() << line << "\n";
@@ -245,7 +245,7 @@ static double mlpSamplesPerSec(const RecipeSpec &spec, int64_t rows, int servers
     nodes.push_back(servePserver({r.pserver(i), r.pserverStartup(i)}));
   for (int t = 0; t < workers; ++t)
     nodes.push_back(std::async(std::launch::async, [&, t] {
-      NodeOptions opts;
+      Node opts;
       opts.cluster.trainerId = t;
       opts.onStep = clock.callback();
       std::optional<EvalResult> eval;

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   SchedulerOptions opts;
-  opts.pservers = 1, opts.trainers = 2, opts.elastic = true, opts.maxTrainers = 3;
+  opts.pservers = 1, opts.trainers = 2, opts.elastic = true, opts.settings.maxTrainers = 3;
   const std::string pserverKey(40, 'P'), trainerKey(40, 'T'), otherKey(40, 'O');
   if (data[0] & 1) {
     opts.curve.own = CurveKeyPair{pserverKey, std::string(40, 'S')};
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (const Member &other : members.members())
         if (other.role == oar::Role::Trainer)
           highest = std::max(highest, other.id);
-      require(members.runningTrainers() < opts.maxTrainers);
+      require(members.runningTrainers() < opts.settings.maxTrainers);
       require(members.addLate(identity).id == highest + 1);
       keyOf[identity] = key;
       requireRoleKey(identity, "trainer");

@@ -2,7 +2,9 @@
 #include "executor/device.h"
 #include "executor/threads.h"
 #include "runtime/cluster/launcher.h"
+#include "support/option_table.h"
 #include "support/signals.h"
+#include "tools/common/option_flags.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "transpiler/config.h"
@@ -23,12 +25,6 @@ static cl::alias serverNumAlias("server_num", cl::aliasopt(serverNum), cl::Hidde
                                 cl::cat(category));
 static cl::alias workerNumAlias("worker_num", cl::aliasopt(workerNum), cl::Hidden,
                                 cl::cat(category));
-static cl::opt<std::string>
-    hybridTables("hybrid-tables",
-                 cl::desc("--mode hybrid: the tables train sync (the default) or async"),
-                 cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective | hybrid"),
-                                 cl::init("sync"), cl::cat(category));
 static cl::opt<std::string>
     loadDir("load", cl::desc("pservers (collective: trainer 0) start from DIR"), cl::cat(category));
 static cl::opt<std::string>
@@ -94,7 +90,15 @@ static cl::list<std::string> nodeArgs(cl::ConsumeAfter,
 
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-launch");
-  cl::HideUnrelatedOptions({&category, &dataCategory});
+  // --mode and --hybrid-tables as every tool declares them; refused once here, not once per node.
+  oar::DistributeConfig modes;
+  oar::OptionTable modeTable;
+  modeTable.group("the job's mode");
+  modes.declareMode(modeTable);
+  oar::OptionFlags modeFlags(modeTable);
+  std::vector<const cl::OptionCategory *> shown = modeFlags.categories();
+  shown.insert(shown.begin(), {&category, &dataCategory});
+  cl::HideUnrelatedOptions(shown);
   oar::parseToolFlags(argc, argv, "oar-launch",
                       "oar-launch: run pservers and trainers on 127.0.0.1\n");
   if (Error err = oar::runtime::installStopHandlers()) {
@@ -102,8 +106,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   oar::runtime::LaunchOptions opts;
-  oar::DistributeConfig modes; // refused once here, not once per node
-  if (Error err = oar::setModeFromFlags(modes, mode, hybridTables)) {
+  if (Error err = modeFlags.apply()) {
     errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
     return 1;
   }

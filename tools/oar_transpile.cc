@@ -1,6 +1,8 @@
 // oar-transpile: rewrites a single-machine program for N trainers and M pservers.
 #include "ops/verify.h"
-#include "tools/common/bucket_flags.h"
+#include "support/error.h"
+#include "support/option_table.h"
+#include "tools/common/option_flags.h"
 #include "tools/tool_flags.h"
 #include "tools/tool_version.h"
 #include "transpiler/transpiler.h"
@@ -9,69 +11,56 @@
 
 using namespace llvm;
 
-static cl::OptionCategory category("oar-transpile options");
-static cl::opt<std::string> mainPath("main", cl::desc("single-machine main program"), cl::Required,
-                                     cl::cat(category));
-static cl::opt<std::string> startupPath("startup", cl::desc("its startup program"), cl::Required,
-                                        cl::cat(category));
-static cl::opt<int64_t> trainers("trainers", cl::desc("number of trainers"), cl::init(1),
-                                 cl::cat(category));
-static cl::opt<int64_t>
-    trainerId("trainer_id", cl::desc("this trainer's id (checked; the id is given at run time)"),
-              cl::init(0), cl::cat(category));
-static cl::opt<std::string> pservers("pservers", cl::desc("pserver endpoints host:port,..."),
-                                     cl::Required, cl::cat(category));
-static cl::opt<std::string> mode("mode", cl::desc("sync | async | geo | collective | hybrid"),
-                                 cl::init("sync"), cl::cat(category));
-static cl::opt<std::string>
-    hybridTables("hybrid-tables",
-                 cl::desc("--mode hybrid: the tables train sync (the default) or async"),
-                 cl::cat(category));
-static oar::BucketFlags buckets(category);
-static cl::opt<int64_t> geoKSteps("geo-k-steps", cl::desc("GEO: steps between syncs"),
-                                  cl::init(100), cl::cat(category));
-static cl::opt<bool> sliceVarUp("slice-var-up", cl::desc("cut big params into blocks"),
-                                cl::init(true), cl::cat(category));
-static cl::opt<int64_t> minBlockSize("min-block-size", cl::desc("smallest block, in elements"),
-                                     cl::init(8192), cl::cat(category));
-static cl::opt<std::string> splitMethod("split-method", cl::desc("round_robin | hash_name"),
-                                        cl::init("round_robin"), cl::cat(category));
-static cl::opt<std::string> outDir("o", cl::desc("output directory"), cl::Required,
-                                   cl::cat(category));
-static cl::opt<bool> text("text", cl::desc("also write .pbtxt files"), cl::cat(category));
-// Paddle spells these with underscores; oar tools use hyphens everywhere.
-static cl::alias geoKStepsAlias("geo_k_steps", cl::aliasopt(geoKSteps), cl::Hidden,
-                                cl::cat(category));
-static cl::alias sliceVarUpAlias("slice_var_up", cl::aliasopt(sliceVarUp), cl::Hidden,
-                                 cl::cat(category));
-static cl::alias minBlockSizeAlias("min_block_size", cl::aliasopt(minBlockSize), cl::Hidden,
-                                   cl::cat(category));
-static cl::alias splitMethodAlias("split_method", cl::aliasopt(splitMethod), cl::Hidden,
-                                  cl::cat(category));
-static cl::opt<bool> quiet("quiet", cl::desc("do not print the plan"), cl::cat(category));
+namespace {
+
+/// The tool's own settings, beside the plan's (DistributeConfig declares those).
+struct TranspileFlags {
+  std::string mainPath, startupPath, pservers, outDir;
+  bool text = false, quiet = false;
+
+  void declare(oar::OptionTable &t, oar::DistributeConfig &config) {
+    t.group("oar-transpile options");
+    t.add("main", mainPath, "FILE", "single-machine main program (required)");
+    t.add("startup", startupPath, "FILE", "its startup program (required)");
+    t.add("trainers", config.trainers, "number of trainers", 1);
+    t.add("trainer-id", config.trainerId,
+          "this trainer's id (checked; the id is given at run time)");
+    t.add("pservers", pservers, "HOST:PORT,...", "pserver endpoints (required)");
+    t.add("o", outDir, "DIR", "output directory (required)");
+    t.add("text", text, "also write .pbtxt files");
+    t.add("quiet", quiet, "do not print the plan");
+    config.declare(t);
+  }
+};
+
+} // namespace
 
 int main(int argc, char **argv) {
   oar::setToolVersion("oar-transpile");
-  cl::HideUnrelatedOptions(category);
-  oar::parseToolFlags(argc, argv, "oar-transpile",
-                      "oar-transpile: write trainer and pserver programs\n");
   ExitOnError exitOnErr("oar-transpile: error: ");
   oar::DistributeConfig config;
-  config.trainers = trainers, config.trainerId = trainerId;
-  exitOnErr(oar::setModeFromFlags(config, mode, hybridTables));
-  config.pservers = oar::splitEndpoints(pservers), config.geoKSteps = geoKSteps;
-  config.sliceVarUp = sliceVarUp, config.minBlockSize = minBlockSize,
-  config.splitMethod = splitMethod;
-  exitOnErr(buckets.apply(config));
+  TranspileFlags f;
+  oar::OptionTable table;
+  f.declare(table, config);
+  oar::OptionFlags flags(table);
+  cl::HideUnrelatedOptions(flags.categories());
+  oar::parseToolFlags(argc, argv, "oar-transpile",
+                      "oar-transpile: write trainer and pserver programs\n");
+  exitOnErr(flags.apply());
+  for (auto [value, name] : {std::pair{&f.mainPath, "--main"}, {&f.startupPath, "--startup"},
+                             {&f.pservers, "--pservers"}, {&f.outDir, "-o"}})
+    if (value->empty())
+      exitOnErr(oar::makeError("{0} is required (see --help)", name));
+  config.pservers = oar::splitEndpoints(f.pservers);
   exitOnErr(config.validate());
-  auto mainProg = exitOnErr(oar::loadVerifiedProgram(mainPath));
-  auto startupProg = exitOnErr(oar::loadVerifiedProgram(startupPath));
+  auto mainProg = exitOnErr(oar::loadVerifiedProgram(f.mainPath));
+  auto startupProg = exitOnErr(oar::loadVerifiedProgram(f.startupPath));
   auto result = exitOnErr(oar::transpile(mainProg, startupProg, config));
-  exitOnErr(
-      oar::writeTranspiled(result, outDir, text, "written by oar-transpile from " + mainPath));
-  if (!quiet)
+  exitOnErr(oar::writeTranspiled(result, f.outDir, f.text,
+                                 "written by oar-transpile from " + f.mainPath));
+  if (!f.quiet)
     outs() << result.plan.text();
-  outs() << "wrote " << outDir << ": trainer.pb, trainer.startup.pb, " << config.pservers.size()
+  outs() << "wrote " << f.outDir << ": trainer.pb, trainer.startup.pb, " << config.pservers.size()
          << " pserver programs and plan.txt\n";
   return 0;
 }

@@ -9,6 +9,8 @@
 
 namespace oar {
 
+class OptionTable; // support/option_table.h
+
 struct DistributeConfig {
   int64_t trainerId = 0;
   int64_t trainers = 1;
@@ -30,6 +32,13 @@ struct DistributeConfig {
 
   /// One-line errors naming the bad field and its value.
   llvm::Error validate() const;
+
+  /// Declares the plan's settings (config_options.cc): --mode and --hybrid-tables
+  /// (declareMode), --geo-k-steps, --slice-var-up, --min-block-size, --split-method and the
+  /// gradient buckets. Their defaults are this struct's.
+  void declare(OptionTable &table);
+  /// --mode and --hybrid-tables only, for a tool that passes the rest on (oar-launch).
+  void declareMode(OptionTable &table);
 };
 
 /// Sets `config`'s mode from the --mode flag's value: sync, async, geo, collective, or hybrid

@@ -147,7 +147,7 @@ private:
     Assignment a;
     a.role = m.role, a.id = m.id, a.jobId = members_.jobId();
     a.pservers = opts_.pservers, a.trainers = opts_.trainers;
-    a.heartbeatTimeoutMs = opts_.heartbeatTimeout.count();
+    a.heartbeatTimeoutMs = opts_.settings.heartbeatTimeout.count();
     a.pserverEndpoints = members_.pserverEndpoints();
     a.trainerEndpoints = members_.trainerEndpoints();
     send(m.identity, assignMessage(a));
@@ -221,7 +221,7 @@ private:
         take(got->first, got->second);
       auto now = Clock::now();
       for (Member &m : members_.members())
-        if (!m.left && !m.gone && now - m.lastSeen > opts_.heartbeatTimeout)
+        if (!m.left && !m.gone && now - m.lastSeen > opts_.settings.heartbeatTimeout)
           reportGone(m, llvm::formatv("no heartbeat for {0:f1} s (killed, or its host is down)",
                                       std::chrono::duration<double>(now - m.lastSeen).count())
                             .str());
@@ -248,14 +248,14 @@ llvm::Error runScheduler(const SchedulerOptions &opts) {
     return makeError("scheduler {0}: needs at least one trainer and no fewer than 0 pservers (got "
                      "{1} and {2}; --pserver-count, --trainers)",
                      opts.endpoint, opts.pservers, opts.trainers);
-  if (opts.elastic && opts.maxTrainers < opts.trainers)
+  if (opts.elastic && opts.settings.maxTrainers < opts.trainers)
     return makeError("scheduler {0}: --max-trainers {1} is under the job's {2} trainers",
-                     opts.endpoint, opts.maxTrainers, opts.trainers);
+                     opts.endpoint, opts.settings.maxTrainers, opts.trainers);
   // Nodes beat every second: under two beats, one late beat would count as a lost node.
-  if (opts.heartbeatTimeout < kMinHeartbeatTimeout)
+  if (opts.settings.heartbeatTimeout < kMinHeartbeatTimeout)
     return makeError("scheduler {0}: --heartbeat-timeout-ms {1} is under {2} (nodes send a "
                      "heartbeat every {3} ms)",
-                     opts.endpoint, opts.heartbeatTimeout.count(), kMinHeartbeatTimeout.count(),
+                     opts.endpoint, opts.settings.heartbeatTimeout.count(), kMinHeartbeatTimeout.count(),
                      kHeartbeatEvery.count());
   return Scheduler(opts).run();
 }

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/cluster/scheduler_timeouts.h"
+#include "runtime/cluster/scheduler_settings.h"
 #include "runtime/security/curve.h"
 #include "runtime/transport/held_port.h"
 #include "llvm/Support/Error.h"
@@ -28,10 +28,8 @@ struct SchedulerOptions {
   /// Async jobs: a trainer may register while the job runs; it gets the next trainer id (past
   /// the count) and the same endpoints. Pservers must be started with elastic too.
   bool elastic = false;
-  /// Elastic: the most trainers running at once; a join beyond it is refused.
-  int64_t maxTrainers = 64;
-  /// Nodes send a heartbeat every second; one silent this long is gone.
-  std::chrono::milliseconds heartbeatTimeout = kDefaultHeartbeatTimeout;
+  /// What the user set: the most trainers of an elastic job, the heartbeat timeout.
+  SchedulerSettings settings;
   /// CURVE: the pservers' key pair, and the trainers' public keys; the pservers register with
   /// that key pair, so its public key is accepted too. Without it the scheduler serves this
   /// host only unless `bind` says otherwise (as a pserver does).

@@ -127,9 +127,9 @@ std::string SchedulerMembership::lateRefusal(const proto::SchedMsg &msg,
     return "this node was started for other counts than the job's";
   if (!printable(msg.job_id()) || msg.job_id() != jobId_)
     return "this node belongs to another launch";
-  if (runningTrainers() >= opts_.maxTrainers)
+  if (runningTrainers() >= opts_.settings.maxTrainers)
     return llvm::formatv("the job runs its most trainers already ({0}, --max-trainers)",
-                         opts_.maxTrainers)
+                         opts_.settings.maxTrainers)
         .str();
   return "";
 }

@@ -1,76 +1,56 @@
-// Running one node of a distributed job: a trainer or a pserver.
+// Running one node of a distributed job: a trainer or a pserver, once its start (start_node.h)
+// has worked out where it stands.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
 
+#include "executor/device.h"
 #include "runtime/cluster/cluster.h"
-#include "runtime/security/curve.h"
-#include "runtime/tables/table_memory.h"
-#include "runtime/wire/timeouts.h"
+#include "runtime/node/node_options.h"
 #include "train/training_loop.h"
-#include "transpiler/config.h"
 
 namespace oar::runtime {
 
 class HeldPort; // runtime/transport/held_port.h
 
-struct NodeOptions {
-  /// --lr: every optimizer's base learning rate, set after the state is loaded.
-  std::optional<float> learningRate;
-  /// --early-stop in a collective job: trainer 0 evaluates and decides, the others follow.
-  bool earlyStop = false;
+/// A node ready to run: the user's settings, what its start worked out from them and the
+/// environment, and the hooks of the process that runs it.
+struct Node {
+  NodeOptions options;
+  /// Its place in the job: role, ids, every endpoint.
   ClusterSpec cluster;
-  DistributeConfig config; ///< mode and slicing, for in-process transpiling
-  Timeouts timeouts;
-  /// The address a pserver (or collective trainer 0, its rendezvous) binds (host:port), if not
-  /// its endpoint.
-  std::string bind;
-  /// Collective jobs: where trainer 0 serves the rendezvous the trainers meet at (host:port).
-  std::string rendezvous;
-  /// Collective jobs: the address this trainer's Gloo pairs listen on (the others connect).
-  std::string collectiveHost = "127.0.0.1";
-  /// Collective and hybrid jobs: TCP connections per pair of trainers (CollectiveOptions).
-  int collectiveStreams = 1;
-  /// Collective and hybrid jobs: CollectiveOptions::onStuckWithPeerGone (a collective waiting on
-  /// a rank that is gone, which Gloo may not end before the timeout).
-  std::function<void(const std::string &)> onCollectiveStuck;
+  /// CURVE keys (runtime/security/curve.h), loaded from options.keys: a pserver then accepts
+  /// only the listed trainer keys, a trainer authenticates with its own and checks the
+  /// pservers' key. Empty: plain TCP.
+  CurveConfig curve;
   /// A pserver's port (or collective trainer 0's rendezvous port), held since it was picked (by
   /// oar-launch, or joining a scheduler): taken over instead of bound again, so no other process
   /// can take it meanwhile. Null: bound.
   std::shared_ptr<HeldPort> heldPort;
-  /// CURVE keys (runtime/security/curve.h): a pserver then accepts only the listed trainer keys, a
-  /// trainer authenticates with its own and checks the pservers' key. Empty: plain TCP.
-  CurveConfig curve;
-  std::string loadDir, saveDir, metricsPath;
-  /// Trainer 0 writes its final test evaluation's predictions here (serving/score_file.h).
-  std::string testScoresPath;
-  /// Sync pservers checkpoint to checkpointDir/pserver.<i>/ every checkpointEvery steps
-  /// (keeping the newest checkpointKeep) and resume from there when restarted.
-  std::string checkpointDir;
-  int64_t checkpointEvery = 0;
-  int checkpointKeep = 3;
-  /// Pservers: the memory their distributed tables may hold (PserverOptions::tableBudget), and
-  /// whether a non-finite update is skipped rather than refused (PserverOptions::skipNonFinite).
-  TableBudget tableBudget;
-  bool skipNonFinite = false;
-  std::function<void(const StepReport &)> onStep;
-  std::function<void(const std::string &)> log;
-  /// Async: trainers may join the running job (ids past the count; PserverOptions::elastic).
-  bool elastic = false;
-  /// Trainers the scheduler reported gone (PserverOptions::goneTrainers); unset: none.
-  std::function<std::map<int64_t, std::string>()> goneTrainers;
-  /// Trainers skip training: trainer 0 evaluates the test feed on the pservers' model (loaded
-  /// with loadDir) and all complete.
-  bool evalOnly = false;
-  /// Where a trainer computes (pservers always on the CPU).
+  /// Collective and hybrid trainers: where trainer 0 serves the rendezvous (host:port), and the
+  /// address this trainer's Gloo pairs listen on (the others connect).
+  std::string rendezvous;
+  std::string collectiveHost = "127.0.0.1";
+  /// Where a trainer computes (pservers always on the CPU), and its compute threads with where
+  /// the count came from (describeComputeThreads): the node's first lines name them.
   Place place;
-  /// Its compute threads and where the count came from (describeComputeThreads), for the log:
-  /// the node's first lines name them.
   std::string computeThreads;
-  /// A trainer's evaluation (trainer 0 only) and NaN handling; runTrainer sets the rest.
+  /// A trainer's evaluation (trainer 0 only), NaN handling and callbacks; runTrainer sets the
+  /// rest (its share of the data, its steps).
   TrainOptions train;
+  std::function<void(const StepReport &)> onStep;
+  std::function<void(const std::string &)> log; ///< the runtime's lines (any thread)
+  /// Trainers the scheduler reported gone (PserverRun::goneTrainers); unset: none.
+  std::function<std::map<int64_t, std::string>()> goneTrainers;
+  /// Collective and hybrid jobs: CollectiveOptions::onStuckWithPeerGone (a collective waiting on
+  /// a rank that is gone, which Gloo may not end before the timeout; the process ends there).
+  std::function<void(const std::string &)> onCollectiveStuck;
+  /// Polled by every loop that waits: true stops the node (SIGTERM). Unset: never.
+  std::function<bool()> shouldStop;
+  /// Polled by a checkpointing pserver: true once per request for a checkpoint (SIGUSR1).
+  std::function<bool()> checkpointRequested;
 };
 
 /// The programs one node runs.
@@ -79,26 +59,26 @@ struct NodePrograms {
 };
 
 /// This node's programs: from a transpiled directory (trainer.pb, pserver.<i>.pb, ...) or by
-/// transpiling a single-machine main/startup in-process with `opts.config`.
-llvm::Expected<NodePrograms> nodePrograms(const NodeOptions &opts, llvm::StringRef dir,
-                                          llvm::StringRef mainPath, llvm::StringRef startupPath);
+/// transpiling the single-machine main/startup in-process with the node's plan.
+llvm::Expected<NodePrograms> nodePrograms(const Node &node);
 
 /// Connects, runs startup (fetching the params), trains over this trainer's share of the rows,
 /// tells the pservers it completed; trainer 0 saves whole params to saveDir and reports the test
-/// set. `testResult` receives the evaluation when the program has a test feed.
-llvm::Error runTrainer(const NodePrograms &progs, const NodeOptions &opts,
+/// set. `testResult` receives the evaluation when the program has a test feed. A collective
+/// job's program runs runCollectiveTrainer.
+llvm::Error runTrainer(const NodePrograms &progs, const Node &node,
                        std::optional<EvalResult> &testResult);
 
 /// runTrainer for a collective job's program (runtime/collective/): joins the other trainers at
-/// opts.rendezvous, starts from trainer 0's params (loaded from loadDir there), trains with
-/// the gradients averaged over the trainers each step; trainer 0 evaluates and saves.
-llvm::Error runCollectiveTrainer(const NodePrograms &progs, const NodeOptions &opts,
+/// the rendezvous, starts from trainer 0's params (loaded from loadDir there), trains with the
+/// gradients averaged over the trainers each step; trainer 0 evaluates and saves.
+llvm::Error runCollectiveTrainer(const NodePrograms &progs, const Node &node,
                                  std::optional<EvalResult> &testResult);
 
 /// Runs startup (or loads whole params from loadDir, sliced to this pserver's blocks), serves
 /// until every trainer completed, then saves its blocks and optimizer state to
 /// saveDir/pserver.<i>/. A run that ended because trainers reported errors is a
 /// TrainersFailedError, and saves nothing.
-llvm::Error runPserver(const NodePrograms &progs, const NodeOptions &opts);
+llvm::Error runPserver(const NodePrograms &progs, const Node &node);
 
 } // namespace oar::runtime

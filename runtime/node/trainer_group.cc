@@ -5,7 +5,6 @@
 #include "checkpoint/load_model.h"
 #include "executor/device.h"
 #include "support/error.h"
-#include "support/signals.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -35,41 +34,41 @@ std::string ranksUnlike(const std::vector<double> &all, const char *unit) {
 } // namespace
 
 llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::DistributeInfo &dist,
-                                                              const NodeOptions &opts) {
-  int64_t id = opts.cluster.trainerId;
+                                                              const Node &node) {
+  int64_t id = node.cluster.trainerId;
   // Refused by name rather than half done: Gloo all-reduces host memory (a GPU param handed to it
   // would be read as a host pointer), the rendezvous would need trainer 0's own public key, and
   // evaluating a save needs no job.
-  if (opts.place.device != Device::Cpu)
+  if (node.place.device != Device::Cpu)
     return makeError("trainer {0}: collective trainers run on the CPU (GPU trainers need NCCL, "
                      "not built yet)",
                      id);
-  if (opts.curve.enabled())
+  if (node.curve.enabled())
     return makeError("trainer {0}: collective jobs with CURVE keys are not built yet (the "
                      "rendezvous would need trainer 0's public key)",
                      id);
-  if (opts.evalOnly)
+  if (node.options.evalOnly)
     return makeError("trainer {0}: --eval-only evaluates a save on one machine; collective and "
                      "hybrid jobs train",
                      id);
-  if (opts.rendezvous.empty())
+  if (node.rendezvous.empty())
     return makeError("trainer {0}: a collective job's trainers meet at trainer 0's address; none "
                      "was given",
                      id);
   CollectiveOptions c;
   c.rank = static_cast<int>(id), c.ranks = static_cast<int>(dist.trainers());
-  c.rendezvous = opts.rendezvous;
-  c.bind = opts.bind; // trainer 0 serves the rendezvous there (--bind), as a pserver serves
-  c.host = opts.collectiveHost;
-  c.streams = opts.collectiveStreams;
-  c.onStuckWithPeerGone = opts.onCollectiveStuck;
+  c.rendezvous = node.rendezvous;
+  c.bind = node.options.place.bind; // trainer 0 serves the rendezvous there, as a pserver serves
+  c.host = node.collectiveHost;
+  c.streams = node.options.trainer.collectiveStreams;
+  c.onStuckWithPeerGone = node.onCollectiveStuck;
   // The same programs on every rank, and the same launch: another job's ranks are refused.
   // (and the same connections per pair: each stream joins with keys of its own).
-  c.jobId = opts.cluster.jobId + "/" + dist.plan_digest() + "/" + std::to_string(c.streams);
-  c.heldPort = id == 0 ? opts.heldPort : nullptr;
-  c.timeout = opts.timeouts.reply;
-  c.shouldStop = stopRequested;
-  c.log = opts.log;
+  c.jobId = node.cluster.jobId + "/" + dist.plan_digest() + "/" + std::to_string(c.streams);
+  c.heldPort = id == 0 ? node.heldPort : nullptr;
+  c.timeout = node.options.timeouts.reply;
+  c.shouldStop = node.shouldStop;
+  c.log = node.log;
   return CollectiveGroup::join(std::move(c));
 }
 

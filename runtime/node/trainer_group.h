@@ -9,10 +9,10 @@
 
 namespace oar::runtime {
 
-/// Joins the job's trainers at opts.rendezvous (trainer 0 serves it on its held port). Errors
+/// Joins the job's trainers at node.rendezvous (trainer 0 serves it on its held port). Errors
 /// (with the reason) for what collective trainers cannot do yet: a GPU, CURVE keys, --eval-only.
 llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::DistributeInfo &dist,
-                                                              const NodeOptions &opts);
+                                                              const Node &node);
 
 /// Every persistable var `main` declares that this trainer holds (params and optimizer state),
 /// copied from trainer 0 to every trainer, in name order: they start from the same bits however

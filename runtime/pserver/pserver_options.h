@@ -4,6 +4,10 @@
 
 #include "runtime/tables/table_memory.h"
 
+namespace oar {
+class OptionTable; // support/option_table.h
+}
+
 namespace oar::runtime {
 
 struct PserverOptions {
@@ -14,6 +18,9 @@ struct PserverOptions {
   /// a sync job ends); true skips the update they belong to for that step (--nonfinite-grads=skip,
   /// as a loss scaler skips a step) and answers OK. Never applied either way.
   bool skipNonFinite = false;
+
+  /// Declares these settings' flags (--table-memory-mb, --table-full, --nonfinite-grads).
+  void declare(OptionTable &table);
 };
 
 } // namespace oar::runtime

@@ -8,6 +8,10 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+namespace oar {
+class OptionTable; // support/option_table.h
+}
+
 namespace oar::runtime {
 
 /// A CURVE key pair as Z85 text (40 characters each).
@@ -23,6 +27,16 @@ struct CurveConfig {
   std::string serverKey;
   std::set<std::string> allowed;
   bool enabled() const { return own.has_value(); }
+};
+
+/// The key files a node is given (--curve-secret, --curve-server-key, --curve-allow).
+struct CurveFiles {
+  std::string secret;    ///< this node's key pair (NAME.key); empty: no keys
+  std::string serverKey; ///< trainers: the pservers' public key (their NAME.pub)
+  std::string allow;     ///< pservers: the trainers' public keys to accept
+  void declare(OptionTable &table);
+  /// The CURVE setup the files hold (empty without a secret). Errors name the file.
+  llvm::Expected<CurveConfig> load() const;
 };
 
 /// Whether this libzmq was built with CURVE (libsodium).

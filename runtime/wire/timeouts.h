@@ -1,8 +1,12 @@
-// The waits between a job's nodes, each bounded: their defaults are defined here only (the
-// flags of oar-executor take theirs from here).
+// The waits between a job's nodes, each bounded: their defaults are defined here only, and so
+// are their flags (declare()).
 #pragma once
 
 #include <chrono>
+
+namespace oar {
+class OptionTable; // support/option_table.h
+}
 
 namespace oar::runtime {
 
@@ -12,6 +16,10 @@ struct Timeouts {
   std::chrono::milliseconds reply{60000};   ///< a pserver's reply to one request
   std::chrono::milliseconds barrier{60000}; ///< a pserver waiting for the other trainers
   std::chrono::milliseconds idle{600000};   ///< a pserver hearing from no trainer at all
+
+  /// Declares --connect-timeout-ms, --reply-timeout-ms, --barrier-timeout-ms and
+  /// --idle-timeout-ms.
+  void declare(OptionTable &table);
 };
 
 } // namespace oar::runtime

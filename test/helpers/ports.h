@@ -9,7 +9,7 @@
 
 namespace oar {
 
-/// A port on 127.0.0.1 held until the server given it (NodeOptions::heldPort,
+/// A port on 127.0.0.1 held until the server given it (Node::heldPort,
 /// SchedulerOptions::heldPort, or handOver for a process) takes it over.
 std::shared_ptr<runtime::HeldPort> holdPort();
 /// "127.0.0.1:PORT" of `port`.

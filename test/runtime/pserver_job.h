@@ -26,7 +26,7 @@ inline Timeouts shortTimeouts() {
 }
 
 /// Runs a pserver in a thread; the future holds its result text ("" for success).
-inline std::future<std::string> servePserver(NodePrograms progs, NodeOptions opts) {
+inline std::future<std::string> servePserver(NodePrograms progs, Node opts) {
   return std::async(std::launch::async, [progs = std::move(progs), opts = std::move(opts)] {
     llvm::Error err = runPserver(progs, opts);
     return err ? llvm::toString(std::move(err)) : std::string();
@@ -62,16 +62,16 @@ struct OnePserverJob {
     r = requireValue(transpile(m.main(), m.startup(), c));
   }
   /// The pserver's options: its held port and the job's short timeouts.
-  NodeOptions options() const {
-    NodeOptions opts;
+  Node options() const {
+    Node opts;
     opts.heldPort = port;
-    opts.timeouts = timeouts;
+    opts.options.timeouts = timeouts;
     return opts;
   }
   /// Serves in a thread; the future holds the pserver's result text ("" for success).
   std::future<std::string> serve(std::string jobId = "", LogLines *log = nullptr,
                                  CurveConfig curve = {}) {
-    NodeOptions opts = options();
+    Node opts = options();
     opts.cluster.jobId = std::move(jobId);
     opts.curve = std::move(curve);
     if (log)

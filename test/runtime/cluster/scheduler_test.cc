@@ -205,7 +205,7 @@ TEST_CASE("one connection registers one node: a peer cannot hold two places",
 TEST_CASE("an elastic job takes joins up to --max-trainers running at once",
           "[runtime][cluster][scheduler][elastic]") {
   SchedulerOptions opts;
-  opts.pservers = 1, opts.trainers = 1, opts.elastic = true, opts.maxTrainers = 2;
+  opts.pservers = 1, opts.trainers = 1, opts.elastic = true, opts.settings.maxTrainers = 2;
   SchedulerMembership members(opts);
   proto::SchedMsg reg;
   reg.set_version(kProtocolVersion);
@@ -229,7 +229,7 @@ TEST_CASE("an elastic job takes joins up to --max-trainers running at once",
   CHECK_THAT(errorText(runScheduler([] {
                SchedulerOptions o;
                o.endpoint = "127.0.0.1:1", o.pservers = 1, o.trainers = 4;
-               o.elastic = true, o.maxTrainers = 2;
+               o.elastic = true, o.settings.maxTrainers = 2;
                return o;
              }())),
              Contains("--max-trainers 2 is under the job's 4 trainers"));
@@ -243,7 +243,7 @@ TEST_CASE("a node notices a scheduler that stops answering, runs on, and rejoins
   opts.heldPort = holdPort();
   opts.endpoint = endpointOf(*opts.heldPort);
   opts.pservers = opts.trainers = 1;
-  opts.heartbeatTimeout = std::chrono::milliseconds(2000);
+  opts.settings.heartbeatTimeout = std::chrono::milliseconds(2000);
   opts.shouldStop = [&] { return killed.load(); };
   auto result = std::async(std::launch::async, [&] { return runScheduler(opts); });
   std::mutex mutex;
@@ -351,7 +351,7 @@ TEST_CASE("the scheduler's --heartbeat-timeout-ms lets a sync job ride out a 4 s
   CHECK_THAT(errorText(runScheduler([] {
                SchedulerOptions o;
                o.endpoint = "127.0.0.1:1", o.pservers = 1, o.trainers = 1;
-               o.heartbeatTimeout = std::chrono::milliseconds(1500);
+               o.settings.heartbeatTimeout = std::chrono::milliseconds(1500);
                return o;
              }())),
              Contains("--heartbeat-timeout-ms 1500 is under 2000"));

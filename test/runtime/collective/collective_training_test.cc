@@ -49,14 +49,14 @@ std::vector<Params> trainCollective(const std::string &dir, int trainers, const 
   std::vector<std::future<std::string>> ranks;
   for (int r = 0; r < trainers; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      NodeOptions opts;
+      Node opts;
       opts.cluster.role = Role::Trainer;
       opts.cluster.trainerId = r;
       opts.cluster.trainers = trainers;
       opts.rendezvous = endpointOf(*port);
-      opts.timeouts.reply = std::chrono::milliseconds(20000);
+      opts.options.timeouts.reply = std::chrono::milliseconds(20000);
       if (r == 0)
-        opts.heldPort = port, opts.loadDir = init, opts.saveDir = out;
+        opts.heldPort = port, opts.options.loadDir = init, opts.options.saveDir = out;
       opts.train.afterStep = [&finals, &names, r](const StepReport &, const Scope &s) {
         for (const std::string &n : names)
           finals[r][n] = s.find(n)->clone();
@@ -280,12 +280,12 @@ TEST_CASE("a collective trainer that fails mid-job ends the other within seconds
   std::vector<std::future<std::string>> ranks;
   for (int r = 0; r < 2; ++r)
     ranks.push_back(std::async(std::launch::async, [&, r] {
-      NodeOptions opts;
+      Node opts;
       opts.cluster.role = Role::Trainer;
       opts.cluster.trainerId = r;
       opts.cluster.trainers = 2;
       opts.rendezvous = endpointOf(*port);
-      opts.timeouts.reply = std::chrono::milliseconds(60000); // the wait it must not sit out
+      opts.options.timeouts.reply = std::chrono::milliseconds(60000); // the wait it must not sit out
       if (r == 0)
         opts.heldPort = port;
       else // trainer 1 fails at step 20, as a crash in its step would

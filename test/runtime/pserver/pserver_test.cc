@@ -141,9 +141,9 @@ TEST_CASE("a pserver loading params refuses a listen_and_serv or block it cannot
   REQUIRE_OK(Executor().run(job.r.pserverStartup(0), whole));
   for (const ParamPlan &p : job.r.plan.params)
     REQUIRE_OK(writeNpy(dir + "/" + p.param + ".npy", *whole.find(p.param)));
-  NodeOptions opts;
-  opts.timeouts = shortTimeouts();
-  opts.loadDir = dir;
+  Node opts;
+  opts.options.timeouts = shortTimeouts();
+  opts.options.loadDir = dir;
   auto refusal = [&](proto::Program pserver) {
     return errorText(runPserver({std::move(pserver), job.r.pserverStartup(0)}, opts));
   };
@@ -194,10 +194,10 @@ TEST_CASE("geo_sync refuses block rows that do not cut its param, naming the par
       for (proto::Attr &a : *op.mutable_attrs())
         if (a.name() == "block_rows")
           a.mutable_ints()->set_v(0, 12);
-  NodeOptions opts;
+  Node opts;
   opts.heldPort = port;
-  opts.timeouts = shortTimeouts();
-  opts.timeouts.idle = std::chrono::milliseconds(3000);
+  opts.options.timeouts = shortTimeouts();
+  opts.options.timeouts.idle = std::chrono::milliseconds(3000);
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, opts);
   std::optional<EvalResult> eval;
   CHECK_THAT(errorText(runTrainer({trainer, r.trainerStartup()}, opts, eval)),
@@ -343,9 +343,9 @@ TEST_CASE("a trainer that gives up after another one took a checkpointing pserve
   // forget trainer 1's HELLO. Trainer 1 then gives up: its COMPLETE on the old connection is
   // refused, and unless it says HELLO again the pserver waits on it until its idle timeout.
   OnePserverJob job;
-  NodeOptions opts = job.options();
-  opts.checkpointDir = scratchDir("pserver_rollback_complete");
-  opts.checkpointEvery = 1;
+  Node opts = job.options();
+  opts.options.checkpoints.dir = scratchDir("pserver_rollback_complete");
+  opts.options.checkpoints.every = 1;
   auto server = servePserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts);
   Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
   REQUIRE_OK(t0.connect(job.job()));
@@ -371,8 +371,8 @@ TEST_CASE("with --nonfinite-grads=skip a sync step leaves out the update of a pa
           "[runtime][errors]") {
   OnePserverJob job;
   LogLines log;
-  NodeOptions opts = job.options();
-  opts.skipNonFinite = true;
+  Node opts = job.options();
+  opts.options.pserver.skipNonFinite = true;
   opts.log = log.sink();
   auto server = servePserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts);
   Communicator t0(0, {job.endpoint}, shortTimeouts()), t1(1, {job.endpoint}, shortTimeouts());
@@ -546,9 +546,9 @@ TEST_CASE("async: 8 trainers pushing at once for seconds lose no update and appl
   std::string endpoint = endpointOf(*port);
   c.pservers = {endpoint};
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
-  NodeOptions opts;
+  Node opts;
   opts.heldPort = port;
-  opts.timeouts = shortTimeouts();
+  opts.options.timeouts = shortTimeouts();
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   JobIdentity job{Mode::Async, 8, r.trainer().dist().plan_digest()};
   // 3 s in the suite; OAR_NO_LOSS_SECONDS=30 runs the issue's 30 s.
@@ -602,8 +602,8 @@ TEST_CASE("unauthenticated, a pserver serves its own host unless --bind says oth
   ModelBuilder m = requireValue(buildRecipe(RecipeSpec{}));
   TranspileResult r = requireValue(transpile(m.main(), m.startup(), c));
   LogLines log;
-  NodeOptions opts = job.options(); // the port it binds at 127.0.0.1 is the job's
-  opts.timeouts.idle = std::chrono::milliseconds(1500); // ends by itself
+  Node opts = job.options(); // the port it binds at 127.0.0.1 is the job's
+  opts.options.timeouts.idle = std::chrono::milliseconds(1500); // ends by itself
   opts.log = log.sink();
   auto server = servePserver({r.pserver(0), r.pserverStartup(0)}, std::move(opts));
   zmq::context_t ctx;

@@ -218,8 +218,8 @@ TEST_CASE("a CURVE node missing the other side's keys is refused before it start
           "[runtime][curve]") {
   OnePserverJob job;
   CurveKeyPair keys = requireValue(newCurveKeyPair());
-  NodeOptions opts;
-  opts.timeouts = shortTimeouts();
+  Node opts;
+  opts.options.timeouts = shortTimeouts();
   opts.curve.own = keys; // neither an allow-list nor a server key
   CHECK_THAT(errorText(runPserver({job.r.pserver(0), job.r.pserverStartup(0)}, opts)),
              Contains("needs the trainers' public keys to accept (--curve-allow FILE)"));

@@ -85,7 +85,7 @@ JobResult runJob(ModelBuilder &m, int pservers, const std::string &mode) {
   std::vector<std::future<llvm::Error>> nodes;
   for (int i = 0; i < pservers; ++i)
     nodes.push_back(std::async(std::launch::async, [&, i] {
-      NodeOptions opts;
+      Node opts;
       opts.heldPort = ports[i];
       opts.cluster.role = Role::Pserver;
       return runPserver({r.pserver(i), r.pserverStartup(i)}, opts);
@@ -94,11 +94,11 @@ JobResult runJob(ModelBuilder &m, int pservers, const std::string &mode) {
   std::string saveDir = scratchDir("distributed_table_save_" + std::to_string(pservers) + mode);
   for (int t = 0; t < 2; ++t)
     nodes.push_back(std::async(std::launch::async, [&, t] {
-      NodeOptions opts;
+      Node opts;
       opts.cluster.trainerId = t;
       if (t == 0) {
         opts.onStep = [&](const StepReport &s) { result.losses.push_back(s.loss); };
-        opts.saveDir = saveDir;
+        opts.options.saveDir = saveDir;
       }
       std::optional<EvalResult> eval;
       return runTrainer({r.trainer(), r.trainerStartup()}, opts, eval);

@@ -1,5 +1,5 @@
 // The metrics CSV.
-#include "tools/common/metrics_writer.h"
+#include "train/metrics_writer.h"
 
 #include <cerrno>
 #include <cstring>

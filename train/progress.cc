@@ -1,5 +1,5 @@
 // Progress display.
-#include "tools/common/progress.h"
+#include "train/progress.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
