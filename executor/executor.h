@@ -26,12 +26,12 @@ public:
 
   Device device() const { return device_; }
 
-  /// Data that distributed ops (send, recv, ...) reach through KernelContext::env().
-  void setEnv(void *env) { env_ = env; }
+  /// What distributed ops (send, recv, ...) reach through KernelContext::env(); not owned.
+  void setEnv(KernelEnv *env) { env_ = env; }
 
 private:
   Device device_;
-  void *env_ = nullptr;
+  KernelEnv *env_ = nullptr;
 };
 
 /// The dtype an op's kernel is chosen by: its first declared input's, or its `dtype` attr.

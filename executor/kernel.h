@@ -9,11 +9,20 @@
 
 namespace oar {
 
+/// What the ops of a distributed job reach beyond their inputs (the trainer's client, the
+/// pserver's loop, the collective group): a node's runtime derives its environment from this
+/// (runtime/node/run_env.h). A program on one machine runs without one.
+class KernelEnv {
+public:
+  virtual ~KernelEnv() = default;
+};
+
 /// A running op's view of its inputs, outputs and attrs. Outputs are already sized by shape
 /// inference when the kernel is called.
 class KernelContext {
 public:
-  KernelContext(const proto::Op &op, const ops::OpSchema &schema, Scope &scope, void *env = nullptr)
+  KernelContext(const proto::Op &op, const ops::OpSchema &schema, Scope &scope,
+                KernelEnv *env = nullptr)
       : op_(op), attrs_(op, schema), scope_(scope), env_(env) {}
   const proto::Op &op() const { return op_; }
   const ops::AttrReader &attrs() const { return attrs_; }
@@ -35,13 +44,13 @@ public:
   std::string describeInput(llvm::StringRef slot, size_t i = 0) const;
   Scope &scope() { return scope_; }
   /// The executor's environment for distributed ops (nullptr on a single machine).
-  void *env() const { return env_; }
+  KernelEnv *env() const { return env_; }
 
 private:
   const proto::Op &op_;
   ops::AttrReader attrs_;
   Scope &scope_;
-  void *env_;
+  KernelEnv *env_;
 };
 
 using KernelFn = llvm::Error (*)(KernelContext &);

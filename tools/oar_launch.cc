@@ -164,6 +164,7 @@ int main(int argc, char **argv) {
   } else {
     opts.executor = executor;
   }
+  opts.shouldStop = oar::runtime::stopRequested;
   opts.print = [](const std::string &line) {
     outs() << line << "\n";
     outs().flush();

@@ -165,7 +165,8 @@ void LaunchedNodes::readOutput(LaunchedNode *n) {
   fclose(f);
 }
 
-LaunchOutcome LaunchedNodes::watch(bool trainersMayFail, int64_t timeoutSec) {
+LaunchOutcome LaunchedNodes::watch(bool trainersMayFail, int64_t timeoutSec,
+                                   const std::function<bool()> &shouldStop) {
   Deadline limit{std::chrono::seconds(timeoutSec)}; // unused when 0
   LaunchOutcome out;
   out.reason = startFailure_;
@@ -223,7 +224,7 @@ LaunchOutcome LaunchedNodes::watch(bool trainersMayFail, int64_t timeoutSec) {
       out.failed = followedFailure, out.reason = describeStatus(followedFailure->status);
     if (allDone || out.failed)
       break;
-    if (stopRequested()) {
+    if (shouldStop && shouldStop()) {
       out.reason = "stopped by signal " + std::to_string(stopSignal());
       break;
     }

@@ -52,10 +52,11 @@ public:
   /// Why a node could not start ("" when all did).
   const std::string &startFailure() const { return startFailure_; }
 
-  /// Waits until every node ended, one failed, a stop signal came or `timeoutSec` (0: none)
-  /// passed. `trainersMayFail` (async, GEO): a failed trainer stops nothing, the job ends when
-  /// the others do and fails naming it.
-  LaunchOutcome watch(bool trainersMayFail, int64_t timeoutSec);
+  /// Waits until every node ended, one failed, `shouldStop` said so (SIGTERM; unset: never) or
+  /// `timeoutSec` (0: none) passed. `trainersMayFail` (async, GEO): a failed trainer stops
+  /// nothing, the job ends when the others do and fails naming it.
+  LaunchOutcome watch(bool trainersMayFail, int64_t timeoutSec,
+                      const std::function<bool()> &shouldStop = {});
   /// SIGTERM to every node still running, SIGKILL after 5 s; then their output is read to the end.
   void stopAll();
 

@@ -251,7 +251,7 @@ llvm::Error launch(const LaunchOptions &opts) {
   // In async and GEO modes the pservers serve the other trainers on when one fails; a collective
   // job cannot go on without one of its trainers.
   bool trainersMayFail = !opts.hybrid && (opts.mode == Mode::Async || opts.mode == Mode::Geo);
-  LaunchOutcome outcome = nodes.watch(trainersMayFail, opts.timeoutSec);
+  LaunchOutcome outcome = nodes.watch(trainersMayFail, opts.timeoutSec, opts.shouldStop);
   nodes.stopAll();
   if (outcome.failed) {
     std::string lines;

@@ -43,6 +43,8 @@ struct LaunchOptions {
   int tailLines = 20;                             ///< a failed node's last lines to show
   int64_t timeoutSec = 0;                         ///< stop everything after this long (0: no limit)
   std::function<void(const std::string &)> print; ///< every output line, already prefixed
+  /// Polled while the nodes run: true stops them all (the launcher's SIGTERM). Unset: never.
+  std::function<bool()> shouldStop;
 };
 
 /// The --num-threads flag the launcher adds to a node's flags. Threads set by hand win, in this

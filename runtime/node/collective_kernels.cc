@@ -12,7 +12,7 @@ namespace {
 
 /// The group of a collective or hybrid trainer, checked against the op's `ranks`.
 llvm::Expected<RunEnv *> collectiveEnv(KernelContext &ctx) {
-  auto *env = static_cast<RunEnv *>(ctx.env());
+  auto *env = dynamic_cast<RunEnv *>(ctx.env());
   if (!env || !env->group)
     return makeError("{0} needs a collective job's trainers: run this program with oar-executor "
                      "as part of a collective or hybrid job",

@@ -6,7 +6,7 @@
 namespace oar::runtime {
 
 llvm::Expected<RunEnv *> envOf(KernelContext &ctx, bool needComm) {
-  auto *env = static_cast<RunEnv *>(ctx.env());
+  auto *env = dynamic_cast<RunEnv *>(ctx.env());
   if (!env || (needComm && !env->comm))
     return makeError("{0} needs the distributed runtime: run this program with oar-executor as "
                      "part of a job (oar-launch, or --role)",

@@ -10,7 +10,7 @@ namespace oar::runtime {
 
 class CollectiveGroup; // runtime/collective/collective_group.h
 
-struct RunEnv {
+struct RunEnv : KernelEnv {
   Communicator *comm = nullptr;     ///< set on trainers of pserver jobs
   CollectiveGroup *group = nullptr; ///< set on trainers of collective jobs
   /// The gradient buckets' all-reduces (c_allreduce_start), made at the first; before the group.
