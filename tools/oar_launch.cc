@@ -2,6 +2,7 @@
 #include "executor/device.h"
 #include "executor/threads.h"
 #include "runtime/cluster/launcher.h"
+#include "support/error.h"
 #include "support/option_table.h"
 #include "support/signals.h"
 #include "tools/common/option_flags.h"
@@ -88,28 +89,29 @@ static cl::opt<std::string> modelDir(cl::Positional, cl::desc("MODEL_DIR (main.p
 static cl::list<std::string> nodeArgs(cl::ConsumeAfter,
                                       cl::desc("-- <oar-executor flags for every node>"));
 
-int main(int argc, char **argv) {
-  oar::setToolVersion("oar-launch");
-  // --mode and --hybrid-tables as every tool declares them; refused once here, not once per node.
-  oar::DistributeConfig modes;
-  oar::OptionTable modeTable;
-  modeTable.group("the job's mode");
-  modes.declareMode(modeTable);
-  oar::OptionFlags modeFlags(modeTable);
-  std::vector<const cl::OptionCategory *> shown = modeFlags.categories();
-  shown.insert(shown.begin(), {&category, &dataCategory});
-  cl::HideUnrelatedOptions(shown);
-  oar::parseToolFlags(argc, argv, "oar-launch",
-                      "oar-launch: run pservers and trainers on 127.0.0.1\n");
-  if (Error err = oar::runtime::installStopHandlers()) {
-    errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
-    return 1;
+/// The trainers' device: --device=cuda takes the GPUs visible, one trainer per GPU in turn.
+static Error setTrainerDevice(oar::runtime::LaunchOptions &opts) {
+  if (device.empty())
+    return Error::success();
+  if (device != "cuda" && device != "cpu")
+    return oar::makeError("--device={0} must be cuda or cpu (one trainer per GPU in turn)",
+                          device.getValue());
+  if (device == "cuda") {
+    if (Error err = oar::loadDeviceKernels(oar::Device::Cuda))
+      return oar::makeError("--device=cuda: {0}", toString(std::move(err)));
+    opts.gpuCount = oar::deviceMemory(oar::Device::Cuda)->count();
+    if (opts.gpuCount == 0)
+      return oar::makeError("--device=cuda: no GPU is visible (no driver, or CUDA_VISIBLE_DEVICES "
+                            "hides them)");
   }
+  opts.trainerDevice = device;
+  return Error::success();
+}
+
+/// The launch the flags describe; `modes` holds --mode's.
+static Expected<oar::runtime::LaunchOptions> launchOptions(const oar::DistributeConfig &modes,
+                                                          const char *argv0) {
   oar::runtime::LaunchOptions opts;
-  if (Error err = modeFlags.apply()) {
-    errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
-    return 1;
-  }
   opts.servers = serverNum, opts.workers = workerNum, opts.mode = modes.mode;
   opts.hybrid = modes.hybrid;
   // A collective job has no pservers: the default count is 0 there, a count given is refused.
@@ -120,34 +122,14 @@ int main(int argc, char **argv) {
   opts.curve = curve;
   opts.scheduler = scheduler;
   if (serverThreads < 0 || workerThreads < 0 || serverThreads > oar::kMaxComputeThreads ||
-      workerThreads > oar::kMaxComputeThreads) {
-    errs() << "oar-launch: error: --server-threads and --worker-threads must be from 0 (the "
-              "default) to "
-           << oar::kMaxComputeThreads << ", not " << serverThreads << " and " << workerThreads
-           << "\n";
-    return 1;
-  }
+      workerThreads > oar::kMaxComputeThreads)
+    return oar::makeError("--server-threads and --worker-threads must be from 0 (the default) to "
+                          "{0}, not {1} and {2}",
+                          oar::kMaxComputeThreads, serverThreads.getValue(),
+                          workerThreads.getValue());
   opts.pserverThreads = serverThreads, opts.trainerThreads = workerThreads;
-  if (!device.empty()) {
-    if (device != "cuda" && device != "cpu") {
-      errs() << "oar-launch: error: --device=" << device
-             << " must be cuda or cpu (one trainer per GPU in turn)\n";
-      return 1;
-    }
-    if (device == "cuda") {
-      if (Error err = oar::loadDeviceKernels(oar::Device::Cuda)) {
-        errs() << "oar-launch: error: --device=cuda: " << toString(std::move(err)) << "\n";
-        return 1;
-      }
-      opts.gpuCount = oar::deviceMemory(oar::Device::Cuda)->count();
-      if (opts.gpuCount == 0) {
-        errs() << "oar-launch: error: --device=cuda: no GPU is visible (no driver, or "
-                  "CUDA_VISIBLE_DEVICES hides them)\n";
-        return 1;
-      }
-    }
-    opts.trainerDevice = device;
-  }
+  if (Error err = setTrainerDevice(opts))
+    return std::move(err);
   opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
   if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
     opts.extraArgs.erase(opts.extraArgs.begin());
@@ -157,7 +139,7 @@ int main(int argc, char **argv) {
     if (flag->getNumOccurrences())
       opts.extraArgs.push_back(("--" + flag->ArgStr + "=" + flag->getValue()).str());
   if (executor.empty()) {
-    std::string self = sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&main));
+    std::string self = sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&launchOptions));
     SmallString<256> path(sys::path::parent_path(self));
     sys::path::append(path, "oar-executor");
     opts.executor = std::string(path);
@@ -169,10 +151,27 @@ int main(int argc, char **argv) {
     outs() << line << "\n";
     outs().flush();
   };
-  if (Error err = oar::runtime::launch(opts)) {
-    errs() << "oar-launch: error: " << toString(std::move(err)) << "\n";
-    return 1;
-  }
+  return opts;
+}
+
+int main(int argc, char **argv) {
+  oar::setToolVersion("oar-launch");
+  ExitOnError exitOnErr("oar-launch: error: ");
+  // --mode and --hybrid-tables as every tool declares them; refused once here, not once per node.
+  oar::DistributeConfig modes;
+  oar::OptionTable modeTable;
+  modeTable.group("the job's mode");
+  modes.declareMode(modeTable);
+  oar::OptionFlags modeFlags(modeTable);
+  std::vector<const cl::OptionCategory *> shown = modeFlags.categories();
+  shown.insert(shown.begin(), {&category, &dataCategory});
+  cl::HideUnrelatedOptions(shown);
+  oar::parseToolFlags(argc, argv, "oar-launch",
+                      "oar-launch: run pservers and trainers on 127.0.0.1\n");
+  exitOnErr(oar::runtime::installStopHandlers());
+  exitOnErr(modeFlags.apply());
+  oar::runtime::LaunchOptions opts = exitOnErr(launchOptions(modes, argv[0]));
+  exitOnErr(oar::runtime::launch(opts));
   outs() << "oar-launch: all " << opts.servers + opts.workers << " nodes "
          << (scheduler ? "and the scheduler " : "") << "finished\n";
   return 0;

@@ -31,6 +31,52 @@ struct SchedulerLink::Impl {
     llvm::consumeError(channel->send(encodeBytes(bytes), std::chrono::milliseconds(0)));
   }
 
+  void say(const std::string &line) const {
+    if (log)
+      log(line);
+  }
+
+  /// A NODE_GONE: a trainer gone is kept for the pserver; every one is logged.
+  void noteGone(const proto::SchedMsg &note) {
+    if (note.role() == roleName(Role::Trainer)) {
+      std::lock_guard<std::mutex> lock(goneMutex);
+      goneTrainers[note.id()] = note.error();
+    }
+    say(llvm::formatv("scheduler {0}: {1} {2}{3} is gone: {4}", scheduler, note.role(), note.id(),
+                      note.endpoint().empty() ? "" : " (" + note.endpoint() + ")", note.error())
+            .str());
+  }
+
+  /// The ASSIGN that answers `request`'s registration, within its timeout.
+  llvm::Expected<proto::SchedMsg> awaitAssignment(const SchedulerRequest &request) {
+    auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      if (request.shouldStop && request.shouldStop())
+        return makeError("stopped by signal while waiting for the scheduler {0}",
+                         request.scheduler);
+      auto waited = std::chrono::steady_clock::now() - start;
+      if (waited > request.timeout)
+        return makeError("scheduler {0}: no assignment in {1:f1} s (is it running, and have the "
+                         "other nodes started?)",
+                         request.scheduler, std::chrono::duration<double>(waited).count());
+      auto msg = receive(std::chrono::milliseconds(200));
+      if (!msg)
+        continue;
+      if (msg->kind() == proto::SCHED_ERROR)
+        return makeError("scheduler {0} refused this {1}: {2}", request.scheduler,
+                         roleName(request.role), msg->error());
+      if (msg->kind() != proto::ASSIGN)
+        continue;
+      if (msg->role() != roleName(request.role) || msg->id() < 0 ||
+          msg->pservers_size() != request.pservers || msg->trainers_count() != request.trainers)
+        return makeError("scheduler {0}: an assignment that does not fit this {1} ({2} {3} of {4} "
+                         "pservers and {5} trainers)",
+                         request.scheduler, roleName(request.role), msg->role(), msg->id(),
+                         msg->pservers_size(), msg->trainers_count());
+      return *msg;
+    }
+  }
+
   /// One scheduler message, waiting at most `timeout`.
   std::optional<proto::SchedMsg> receive(std::chrono::milliseconds timeout) {
     std::lock_guard<std::mutex> lock(sending);
@@ -46,6 +92,68 @@ struct SchedulerLink::Impl {
     return msg;
   }
 };
+
+namespace {
+
+/// The heartbeats of a node that joined with `again` and was given `given`, until `stop`. A
+/// scheduler answers every heartbeat; one silent for its own heartbeat timeout is gone (0: a
+/// scheduler that does not say, which is never called gone). Until one answers again, this node
+/// registers anew every heartbeat with the place it was given: a scheduler started again at the
+/// same address assigns every node its old place and takes the job back.
+void keepInTouch(SchedulerLink::Impl *i, const std::atomic<bool> *stop,
+                 const proto::SchedMsg &again, const proto::SchedMsg &given) {
+  auto schedulerTimeout = std::chrono::milliseconds(given.heartbeat_timeout_ms());
+  auto next = std::chrono::steady_clock::now(), heard = next;
+  bool saidGone = false;
+  while (!stop->load()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= next) {
+      if (saidGone)
+        i->sendMessage(again);
+      i->sendMessage(schedMessage(proto::HEARTBEAT));
+      next += kHeartbeatEvery;
+    }
+    if (schedulerTimeout.count() > 0 && !saidGone && now - heard > schedulerTimeout) {
+      saidGone = true;
+      i->say(llvm::formatv("scheduler {0} is gone: no answer to heartbeats for {1:f1} s (killed, "
+                           "or its host is down); the job goes on, and a node that fails now is "
+                           "found by the timeouts (--barrier-timeout-ms, --reply-timeout-ms); this "
+                           "node registers again, for a scheduler started again there",
+                           i->scheduler, std::chrono::duration<double>(now - heard).count())
+                 .str());
+    }
+    auto note = i->receive(std::chrono::milliseconds(100));
+    if (note && note->kind() != proto::SCHED_UNSET)
+      heard = std::chrono::steady_clock::now();
+    if (note && saidGone && note->kind() == proto::ASSIGN) {
+      bool same = note->role() == given.role() && note->id() == given.id() &&
+                  llvm::equal(note->pservers(), given.pservers());
+      i->say(same ? llvm::formatv("scheduler {0} is back: it took the job back ({1} {2} kept its "
+                                  "place)",
+                                  i->scheduler, given.role(), given.id())
+                        .str()
+                  : llvm::formatv("scheduler {0} is back with another job's places; ignored",
+                                  i->scheduler)
+                        .str());
+      saidGone = !same;
+    } else if (note && note->kind() == proto::NODE_GONE) {
+      i->noteGone(*note);
+    }
+  }
+}
+
+/// What an ASSIGN gave this node.
+SchedulerAssignment assignmentOf(const proto::SchedMsg &msg) {
+  SchedulerAssignment a;
+  a.id = msg.id();
+  a.pservers.assign(msg.pservers().begin(), msg.pservers().end());
+  a.trainers = msg.trainers_count();
+  a.trainerEndpoints.assign(msg.trainers().begin(), msg.trainers().end());
+  a.jobId = msg.job_id();
+  return a;
+}
+
+} // namespace
 
 SchedulerLink::SchedulerLink(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -68,102 +176,16 @@ SchedulerLink::join(const SchedulerRequest &request, std::function<void(const st
   impl->channel = std::move(*channel);
   // Queued until the connection is up: the scheduler may start after this node.
   impl->sendMessage(reg);
-  auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    if (request.shouldStop && request.shouldStop())
-      return makeError("stopped by signal while waiting for the scheduler {0}", request.scheduler);
-    auto waited = std::chrono::steady_clock::now() - start;
-    if (waited > request.timeout)
-      return makeError("scheduler {0}: no assignment in {1:f1} s (is it running, and have the "
-                       "other nodes started?)",
-                       request.scheduler, std::chrono::duration<double>(waited).count());
-    auto msg = impl->receive(std::chrono::milliseconds(200));
-    if (!msg)
-      continue;
-    if (msg->kind() == proto::SCHED_ERROR)
-      return makeError("scheduler {0} refused this {1}: {2}", request.scheduler,
-                       roleName(request.role), msg->error());
-    if (msg->kind() != proto::ASSIGN)
-      continue;
-    if (msg->role() != roleName(request.role) || msg->id() < 0 ||
-        msg->pservers_size() != request.pservers || msg->trainers_count() != request.trainers)
-      return makeError("scheduler {0}: an assignment that does not fit this {1} ({2} {3} of {4} "
-                       "pservers and {5} trainers)",
-                       request.scheduler, roleName(request.role), msg->role(), msg->id(),
-                       msg->pservers_size(), msg->trainers_count());
-    std::unique_ptr<SchedulerLink> link(new SchedulerLink(std::move(impl)));
-    link->assignment_.id = msg->id();
-    link->assignment_.pservers.assign(msg->pservers().begin(), msg->pservers().end());
-    link->assignment_.trainers = msg->trainers_count();
-    link->assignment_.trainerEndpoints.assign(msg->trainers().begin(), msg->trainers().end());
-    link->assignment_.jobId = msg->job_id();
-    Impl *i = link->impl_.get();
-    // A scheduler answers every heartbeat; one silent for its own heartbeat timeout is gone
-    // (0: a scheduler that does not say, which is never called gone). Until one answers
-    // again, this node registers anew every heartbeat with the place it was given: a scheduler
-    // started again at the same address assigns every node its old place and takes the job
-    // back.
-    auto schedulerTimeout = std::chrono::milliseconds(msg->heartbeat_timeout_ms());
-    proto::SchedMsg again = reg;
-    again.set_id(msg->id());
-    again.set_job_id(msg->job_id());
-    link->heartbeats_ = std::thread([i, stop = &link->stop_, schedulerTimeout, again,
-                                     given = *msg] {
-      auto next = std::chrono::steady_clock::now(), heard = next;
-      bool saidGone = false;
-      while (!stop->load()) {
-        auto now = std::chrono::steady_clock::now();
-        if (now >= next) {
-          if (saidGone)
-            i->sendMessage(again);
-          i->sendMessage(schedMessage(proto::HEARTBEAT));
-          next += kHeartbeatEvery;
-        }
-        if (schedulerTimeout.count() > 0 && !saidGone && now - heard > schedulerTimeout) {
-          saidGone = true;
-          if (i->log)
-            i->log(llvm::formatv("scheduler {0} is gone: no answer to heartbeats for {1:f1} s "
-                                 "(killed, or its host is down); the job goes on, and a node "
-                                 "that fails now is found by the timeouts (--barrier-timeout-ms, "
-                                 "--reply-timeout-ms); this node registers again, for a "
-                                 "scheduler started again there",
-                                 i->scheduler, std::chrono::duration<double>(now - heard).count())
-                       .str());
-        }
-        auto note = i->receive(std::chrono::milliseconds(100));
-        if (note && note->kind() != proto::SCHED_UNSET)
-          heard = std::chrono::steady_clock::now();
-        if (note && saidGone && note->kind() == proto::ASSIGN) {
-          bool same = note->role() == given.role() && note->id() == given.id() &&
-                      llvm::equal(note->pservers(), given.pservers());
-          if (i->log)
-            i->log(same ? llvm::formatv("scheduler {0} is back: it took the job back ({1} {2} "
-                                        "kept its place)",
-                                        i->scheduler, given.role(), given.id())
-                              .str()
-                        : llvm::formatv("scheduler {0} is back with another job's places; "
-                                        "ignored",
-                                        i->scheduler)
-                              .str());
-          saidGone = !same;
-          continue;
-        }
-        if (!note || note->kind() != proto::NODE_GONE)
-          continue;
-        if (note->role() == roleName(Role::Trainer)) {
-          std::lock_guard<std::mutex> lock(i->goneMutex);
-          i->goneTrainers[note->id()] = note->error();
-        }
-        if (i->log)
-          i->log(llvm::formatv("scheduler {0}: {1} {2}{3} is gone: {4}", i->scheduler, note->role(),
-                               note->id(),
-                               note->endpoint().empty() ? "" : " (" + note->endpoint() + ")",
-                               note->error())
-                     .str());
-      }
-    });
-    return link;
-  }
+  auto given = impl->awaitAssignment(request);
+  if (!given)
+    return given.takeError();
+  std::unique_ptr<SchedulerLink> link(new SchedulerLink(std::move(impl)));
+  link->assignment_ = assignmentOf(*given);
+  proto::SchedMsg again = reg;
+  again.set_id(given->id());
+  again.set_job_id(given->job_id());
+  link->heartbeats_ = std::thread(keepInTouch, link->impl_.get(), &link->stop_, again, *given);
+  return link;
 }
 
 void SchedulerLink::leave(const std::string &error) {

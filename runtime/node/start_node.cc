@@ -86,10 +86,11 @@ private:
   llvm::Error prepare() {
     // The listening socket oar-launch picked for this node's port and handed over
     // (OAR_LISTEN_FD): the server takes it over instead of binding again.
+    node_.heldPort = io_.heldPort;
     auto handed = takeHandedOverPort();
     if (!handed)
       return handed.takeError();
-    if (handed->held())
+    if (!node_.heldPort && handed->held())
       node_.heldPort = std::make_shared<HeldPort>(std::move(*handed));
     if (llvm::Error err = placeNode(node_.options, io_.getenv).moveInto(node_.cluster))
       return err;

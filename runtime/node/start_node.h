@@ -5,11 +5,15 @@
 #include <functional>
 #include <string>
 
+#include <memory>
+
 #include "runtime/cluster/cluster.h"
 #include "runtime/node/node_options.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace oar::runtime {
+
+class HeldPort; // runtime/transport/held_port.h
 
 /// What the process that runs a node gives it.
 struct NodeIo {
@@ -29,6 +33,10 @@ struct NodeIo {
   /// A collective stuck on a rank that is gone: Gloo cannot be interrupted, so the process must
   /// end (the tool's, which then exits). Unset: the collective's own timeout ends it.
   std::function<void(const std::string &)> onCollectiveStuck;
+  /// The port the caller holds for this node's server (a pserver's, collective trainer 0's
+  /// rendezvous, a scheduler's), taken over instead of bound. Null: the one handed over in
+  /// OAR_LISTEN_FD, if any.
+  std::shared_ptr<HeldPort> heldPort;
 };
 
 /// Runs the node `options` describe: on one machine when it has no role, else as a trainer, a
