@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Lists the C++ functions longer than a limit (default 80 lines), from the line their signature
-starts on to their closing brace: ../shared/STYLE.md's "a function past ~80 lines usually does
+starts on to their closing brace: the style guide's "a function past ~80 lines usually does
 several jobs". Functions and methods at namespace or class scope are counted, with the lambdas
 inside them; a lambda is not counted on its own.
 
