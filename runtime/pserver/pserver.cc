@@ -15,9 +15,6 @@
 namespace oar::runtime {
 
 using Clock = std::chrono::steady_clock;
-/// Hybrid: how long a job that broke waits for its other trainers' next message (each is told
-/// why then) before it ends naming the silent ones, which died with the failure.
-constexpr std::chrono::seconds kBrokenJobGrace{5};
 
 namespace {
 double secondsOf(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -185,7 +182,8 @@ struct PserverLoop::Impl {
   /// died with the failure: its trainers fail together (one is gone, the others' all-reduce
   /// with it fails). A PS job's trainers may be slow, not gone: they get the barrier timeout.
   llvm::Error checkBrokenHybrid(Clock::time_point now) {
-    if (!core.run.hybrid || core.broken.empty() || now - core.brokenAt <= kBrokenJobGrace)
+    auto grace = core.opts.brokenJobGrace;
+    if (!core.run.hybrid || core.broken.empty() || now - core.brokenAt <= grace)
       return llvm::Error::success();
     std::vector<int64_t> silent = core.trainers.ids(
         [&](const TrainerSlot &s) { return s.live() && s.lastSeen < core.brokenAt; });
@@ -196,7 +194,7 @@ struct PserverLoop::Impl {
     return llvm::make_error<TrainersFailedError>(
         llvm::formatv("pserver {0}: {1}; trainer(s) {2} sent nothing in the {3:f0} s since",
                       core.endpoint(), core.broken, TrainerSlots::list(silent),
-                      secondsOf(kBrokenJobGrace))
+                      secondsOf(grace))
             .str());
   }
 

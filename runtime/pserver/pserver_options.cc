@@ -24,6 +24,9 @@ void PserverOptions::declare(OptionTable &t) {
            "pservers: a gradient or table rows holding NaN or inf: refuse (the trainer hears why "
            "and a sync job ends) | skip (that update is not applied for that step; the log counts "
            "the skips)");
+  t.add("broken-job-grace-ms", brokenJobGrace,
+        "pservers of a hybrid job: how long a job that lost a trainer waits for the other "
+        "trainers to hear why before it ends, naming the silent ones");
 }
 
 } // namespace oar::runtime

@@ -2,6 +2,8 @@
 // and help, come from the declaration in pserver_options.cc).
 #pragma once
 
+#include <chrono>
+
 #include "runtime/tables/table_memory.h"
 
 namespace oar {
@@ -18,6 +20,9 @@ struct PserverOptions {
   /// a sync job ends); true skips the update they belong to for that step (--nonfinite-grads=skip,
   /// as a loss scaler skips a step) and answers OK. Never applied either way.
   bool skipNonFinite = false;
+  /// Hybrid: how long a job that lost a trainer waits for its other trainers' next message (each
+  /// is told why then) before it ends naming the silent ones, which died with the failure.
+  std::chrono::milliseconds brokenJobGrace{5000};
 
   /// Declares these settings' flags (--table-memory-mb, --table-full, --nonfinite-grads).
   void declare(OptionTable &table);
