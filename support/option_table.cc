@@ -11,8 +11,8 @@ namespace oar {
 
 namespace {
 
-template <typename T> llvm::Expected<T> parseInteger(llvm::StringRef name, llvm::StringRef text,
-                                                     T min, T max) {
+template <typename T>
+llvm::Expected<T> parseInteger(llvm::StringRef name, llvm::StringRef text, T min, T max) {
   int64_t v = 0;
   if (text.getAsInteger(10, v))
     return OptionTable::refusal(name, text, "not an integer");
@@ -46,8 +46,7 @@ std::string normalName(llvm::StringRef name) {
 
 } // namespace
 
-llvm::Error OptionTable::refusal(llvm::StringRef name, llvm::StringRef value,
-                                 llvm::StringRef why) {
+llvm::Error OptionTable::refusal(llvm::StringRef name, llvm::StringRef value, llvm::StringRef why) {
   return makeError("--{0} {1}: {2}", name, value, why);
 }
 
@@ -114,8 +113,8 @@ OptionTable &OptionTable::add(llvm::StringRef name, std::optional<int64_t> &fiel
                 });
 }
 
-OptionTable &OptionTable::add(llvm::StringRef name, std::optional<int> &field,
-                              llvm::StringRef help, int min, int max) {
+OptionTable &OptionTable::add(llvm::StringRef name, std::optional<int> &field, llvm::StringRef help,
+                              int min, int max) {
   return custom(name, "N", help, "",
                 [&field, n = name.str(), min, max](llvm::StringRef v) -> llvm::Error {
                   auto parsed = parseInteger<int>(n, v, min, max);
@@ -126,15 +125,16 @@ OptionTable &OptionTable::add(llvm::StringRef name, std::optional<int> &field,
                 });
 }
 
-OptionTable &OptionTable::add(llvm::StringRef name, double &field, llvm::StringRef help,
-                              double min, double max) {
+OptionTable &OptionTable::add(llvm::StringRef name, double &field, llvm::StringRef help, double min,
+                              double max) {
   return custom(name, "X", help, numberText(field),
                 [&field, n = name.str(), min, max](llvm::StringRef v) -> llvm::Error {
                   auto parsed = parseNumber(n, v);
                   if (!parsed)
                     return parsed.takeError();
                   if (*parsed < min || *parsed > max)
-                    return refusal(n, v, "must be from " + numberText(min) + " to " + numberText(max));
+                    return refusal(n, v,
+                                   "must be from " + numberText(min) + " to " + numberText(max));
                   field = *parsed;
                   return llvm::Error::success();
                 });
@@ -152,7 +152,11 @@ OptionTable &OptionTable::add(llvm::StringRef name, std::optional<float> &field,
 }
 
 OptionTable &OptionTable::add(llvm::StringRef name, bool &field, llvm::StringRef help) {
-  Option o{name.str(), help.str(), "", "", true,
+  Option o{name.str(),
+           help.str(),
+           "",
+           "",
+           true,
            [&field, n = name.str()](llvm::StringRef v) -> llvm::Error {
              if (v.empty() || v == "true" || v == "1")
                field = true;

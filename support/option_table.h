@@ -21,11 +21,11 @@ class OptionTable {
 public:
   /// One setting.
   struct Option {
-    std::string name;        ///< as a flag is spelt, without dashes: "checkpoint-every"
-    std::string help;        ///< one sentence or two, ending with the default when it has one
-    std::string valueName;   ///< what the value is ("N", "DIR", "MS"); "" for a switch
-    std::string group;       ///< the heading it is listed under
-    bool isSwitch = false;   ///< a bool: given alone, it is true
+    std::string name;      ///< as a flag is spelt, without dashes: "checkpoint-every"
+    std::string help;      ///< one sentence or two, ending with the default when it has one
+    std::string valueName; ///< what the value is ("N", "DIR", "MS"); "" for a switch
+    std::string group;     ///< the heading it is listed under
+    bool isSwitch = false; ///< a bool: given alone, it is true
     /// Parses `value` and stores it; an error names the option and says what it takes.
     std::function<llvm::Error(llvm::StringRef value)> set;
   };
@@ -50,8 +50,8 @@ public:
   OptionTable &add(llvm::StringRef name, std::optional<int> &field, llvm::StringRef help,
                    int min = INT32_MIN, int max = INT32_MAX);
   /// A number in [min, max].
-  OptionTable &add(llvm::StringRef name, double &field, llvm::StringRef help,
-                   double min = -1e300, double max = 1e300);
+  OptionTable &add(llvm::StringRef name, double &field, llvm::StringRef help, double min = -1e300,
+                   double max = 1e300);
   /// A number that is unset unless given.
   OptionTable &add(llvm::StringRef name, std::optional<float> &field, llvm::StringRef help);
   /// A switch: `--name` or `--name=true|false`.
@@ -69,20 +69,19 @@ public:
       if (value == field && current.empty())
         current = text;
     }
-    return custom(name, names, help, current, [&field, choices, names, n = name.str()](
-                                                  llvm::StringRef v) -> llvm::Error {
-      for (const auto &[text, value] : choices)
-        if (v == text) {
-          field = value;
-          return llvm::Error::success();
-        }
-      return refusal(n, v, "expected " + names);
-    });
+    return custom(name, names, help, current,
+                  [&field, choices, names, n = name.str()](llvm::StringRef v) -> llvm::Error {
+                    for (const auto &[text, value] : choices)
+                      if (v == text) {
+                        field = value;
+                        return llvm::Error::success();
+                      }
+                    return refusal(n, v, "expected " + names);
+                  });
   }
   /// Anything else: `set` parses the value. `defaultText` ends the help ("" for none).
   OptionTable &custom(llvm::StringRef name, llvm::StringRef valueName, llvm::StringRef help,
-                      llvm::StringRef defaultText,
-                      std::function<llvm::Error(llvm::StringRef)> set);
+                      llvm::StringRef defaultText, std::function<llvm::Error(llvm::StringRef)> set);
   /// A check over several options, run by finish() after every given option is set.
   OptionTable &check(std::function<llvm::Error()> check);
 

@@ -5,8 +5,10 @@
 // for its role. Its flags are the node's settings (runtime/node/node_options.h); the node is
 // the library's (runtime/node/start_node.h).
 #include <cstdlib>
+#include <cstring>
 
 #include "runtime/node/start_node.h"
+#include "support/env_names.h"
 #include "support/option_table.h"
 #include "support/signals.h"
 #include "tools/common/option_flags.h"
@@ -27,8 +29,20 @@ void printError(const std::string &why) {
 
 /// The process's side of a node: its streams, its signals, its environment.
 oar::runtime::NodeIo processIo() {
+  // The socket oar-launch handed over is this process's alone: its variable is cleared, so
+  // that nothing this process starts claims it too.
+  static const std::string listenFd = [] {
+    const char *value = std::getenv(oar::env::kOarListenFd);
+    std::string kept = value ? value : "";
+    unsetenv(oar::env::kOarListenFd);
+    return kept;
+  }();
   oar::runtime::NodeIo io;
-  io.getenv = [](const char *name) { return std::getenv(name); };
+  io.getenv = [](const char *name) -> const char * {
+    if (std::strcmp(name, oar::env::kOarListenFd) == 0)
+      return listenFd.empty() ? nullptr : listenFd.c_str();
+    return std::getenv(name);
+  };
   io.out = &outs();
   io.log = [](const std::string &line) { errs() << line << "\n"; };
   io.error = printError;

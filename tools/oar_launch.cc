@@ -110,7 +110,7 @@ static Error setTrainerDevice(oar::runtime::LaunchOptions &opts) {
 
 /// The launch the flags describe; `modes` holds --mode's.
 static Expected<oar::runtime::LaunchOptions> launchOptions(const oar::DistributeConfig &modes,
-                                                          const char *argv0) {
+                                                           const char *argv0) {
   oar::runtime::LaunchOptions opts;
   opts.servers = serverNum, opts.workers = workerNum, opts.mode = modes.mode;
   opts.hybrid = modes.hybrid;

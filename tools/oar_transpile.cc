@@ -47,8 +47,10 @@ int main(int argc, char **argv) {
   oar::parseToolFlags(argc, argv, "oar-transpile",
                       "oar-transpile: write trainer and pserver programs\n");
   exitOnErr(flags.apply());
-  for (auto [value, name] : {std::pair{&f.mainPath, "--main"}, {&f.startupPath, "--startup"},
-                             {&f.pservers, "--pservers"}, {&f.outDir, "-o"}})
+  for (auto [value, name] : {std::pair{&f.mainPath, "--main"},
+                             {&f.startupPath, "--startup"},
+                             {&f.pservers, "--pservers"},
+                             {&f.outDir, "-o"}})
     if (value->empty())
       exitOnErr(oar::makeError("{0} is required (see --help)", name));
   config.pservers = oar::splitEndpoints(f.pservers);

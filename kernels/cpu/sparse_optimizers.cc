@@ -21,7 +21,6 @@ template <typename T> struct TouchedRows {
 };
 } // namespace
 
-
 template <typename T> static llvm::Error touchedRows(KernelContext &ctx, TouchedRows<T> &out) {
   const Tensor &param = ctx.input("Param");
   out.width = rowWidth(param);

@@ -35,7 +35,7 @@ public:
     spec.socket.held = opts_.heldPort;
     spec.socket.log = [this](const std::string &line) { log(line); };
     spec.name = "this scheduler";
-    spec.refusal = [](const std::string &why) { return encode(errorMessage(why)); };
+    spec.refusal = [](const std::string &why) { return errorMessage(why).SerializeAsString(); };
     spec.maxMessageBytes = kMaxSchedMessage;
     spec.linger = std::chrono::milliseconds(1000);
     spec.mandatoryRouting = true;
@@ -61,17 +61,13 @@ private:
       opts_.log("scheduler " + opts_.endpoint + ": " + line);
   }
 
-  static EncodedMessage encode(const proto::SchedMsg &msg) {
-    return encodeBytes(msg.SerializeAsString());
-  }
-
   void send(const std::string &identity, const proto::SchedMsg &msg) {
     // A peer that went away (mandatory routing) or stopped reading: heartbeats will tell.
-    llvm::consumeError(server_->send(identity, encode(msg)));
+    llvm::consumeError(server_->sendBytes(identity, msg.SerializeAsString()));
   }
 
   void refuse(const Incoming &from, const std::string &why) {
-    server_->refuse(from, "refused a registration: " + why, why);
+    server_->refuse(from, "refused a message: " + why, why);
   }
 
   /// Receives one message within `timeout`: its sender and body. A stranger's is refused by
@@ -255,8 +251,8 @@ llvm::Error runScheduler(const SchedulerOptions &opts) {
   if (opts.settings.heartbeatTimeout < kMinHeartbeatTimeout)
     return makeError("scheduler {0}: --heartbeat-timeout-ms {1} is under {2} (nodes send a "
                      "heartbeat every {3} ms)",
-                     opts.endpoint, opts.settings.heartbeatTimeout.count(), kMinHeartbeatTimeout.count(),
-                     kHeartbeatEvery.count());
+                     opts.endpoint, opts.settings.heartbeatTimeout.count(),
+                     kMinHeartbeatTimeout.count(), kHeartbeatEvery.count());
   return Scheduler(opts).run();
 }
 

@@ -13,9 +13,9 @@
 namespace oar::runtime {
 
 namespace {
-EncodedMessage encode(proto::StoreMsg reply) {
+std::string encode(proto::StoreMsg reply) {
   reply.set_version(kProtocolVersion);
-  return encodeBytes(reply.SerializeAsString());
+  return reply.SerializeAsString();
 }
 
 /// A refusal of the request numbered `seq`.
@@ -42,7 +42,7 @@ struct RendezvousServer::Impl {
 
   void answer(const std::string &identity, const proto::StoreMsg &reply) {
     // A rank that went away or stopped reading: it asks again, or its timeout tells it.
-    llvm::consumeError(server->send(identity, encode(reply)));
+    llvm::consumeError(server->sendBytes(identity, encode(reply)));
   }
 
   void refuse(const Incoming &from, const proto::StoreMsg &request, const std::string &why) {
@@ -112,12 +112,17 @@ struct RendezvousServer::Impl {
   }
 
   void serve() {
+    bool saidReceiveFailed = false;
     while (!stopping) {
       try {
         auto got = server->receive(std::chrono::milliseconds(100));
-        if (!got)
-          log("a receive failed: " + llvm::toString(got.takeError()));
-        else if (got->message)
+        if (!got) { // said once; the ranks' timeouts name the rendezvous if it stays so
+          std::string why = llvm::toString(got.takeError());
+          if (!saidReceiveFailed)
+            log("a receive failed: " + why);
+          saidReceiveFailed = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        } else if (got->message)
           serveOne(*got->message);
       } catch (const std::exception &e) { // memory: this request is lost, not the job
         log(std::string("a request failed: ") + e.what());

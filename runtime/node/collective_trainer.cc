@@ -17,8 +17,7 @@ namespace {
 
 /// Trainer 0's checkpoints (every trainer ends each step with the same state, so its hold the
 /// job's), and the step the newest says, over --load. Other trainers: none, and step 0.
-llvm::Expected<int64_t> resumeCheckpoints(const NodePrograms &progs, const Node &node,
-                                          Scope &scope,
+llvm::Expected<int64_t> resumeCheckpoints(const NodePrograms &progs, const Node &node, Scope &scope,
                                           std::optional<TrainingCheckpoints> &checkpoints) {
   const CheckpointOptions &c = node.options.checkpoints;
   std::string who = "trainer " + std::to_string(node.cluster.trainerId);

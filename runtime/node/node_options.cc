@@ -26,8 +26,7 @@ void TrainerOptions::declare(OptionTable &t) {
   t.add("predict", predictPath, "FILE",
         "one machine: skip training and write the model's predictions (with --load, a "
         "checkpoint's) for every test row, as oar-predict does");
-  t.add("allow-nonfinite", allowNonFinite,
-        "train on after a NaN or inf loss instead of stopping");
+  t.add("allow-nonfinite", allowNonFinite, "train on after a NaN or inf loss instead of stopping");
   t.add("device", device, "DEVICE",
         "where a trainer or a single-machine run computes: cpu, cuda, cuda:N (default: the "
         "program's device, else cpu); pservers always use the CPU");
@@ -41,11 +40,10 @@ void TrainerOptions::declare(OptionTable &t) {
     feed.data = splitFileList(v);
     return llvm::Error::success();
   });
-  t.custom("test-data", "FILES", "test data files, comma separated", "",
-           [this](llvm::StringRef v) {
-             feed.testData = splitFileList(v);
-             return llvm::Error::success();
-           });
+  t.custom("test-data", "FILES", "test data files, comma separated", "", [this](llvm::StringRef v) {
+    feed.testData = splitFileList(v);
+    return llvm::Error::success();
+  });
   t.add("epochs", feed.epochs, "passes over the train data");
   t.add("batch-size", feed.batchSize, "rows per step (per trainer)");
 }
@@ -82,8 +80,7 @@ void NodeOptions::declare(OptionTable &t) {
   t.add("save", saveDir, "DIR", "save persistables as DIR/<var>.npy");
   t.add("lr", learningRate,
         "every optimizer's base learning rate (the schedule starts from it), over the program's");
-  t.add("eval-only", evalOnly,
-        "skip training: evaluate the test feed (with --load, a checkpoint)");
+  t.add("eval-only", evalOnly, "skip training: evaluate the test feed (with --load, a checkpoint)");
   static const std::string threadsHelp = llvm::formatv(
       "compute threads (oneDNN/OpenMP; a pserver's service threads), 1 to {0}; default: "
       "OMP_NUM_THREADS if set, else every core alone, 1 for a pserver, the cores split among "

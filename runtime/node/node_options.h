@@ -20,13 +20,13 @@ namespace oar::runtime {
 
 /// What a user sets on a trainer (or a run on one machine): its data, evaluations and reports.
 struct TrainerOptions {
-  FeedOverrides feed;      ///< --data, --test-data, --epochs, --batch-size
-  std::string evalEvery;   ///< --eval-every: N steps, or "epoch" (trainer 0)
-  std::string keepBest;    ///< --keep-best: auc | loss | accuracy
-  int64_t earlyStop = 0;   ///< --early-stop: evaluations without improving (0: never stop)
-  std::string metricsPath; ///< --metrics: a CSV of every step and evaluation
-  std::string testScoresPath; ///< --test-scores: the final evaluation's predictions
-  std::string predictPath; ///< --predict (one machine): predictions instead of training
+  FeedOverrides feed;          ///< --data, --test-data, --epochs, --batch-size
+  std::string evalEvery;       ///< --eval-every: N steps, or "epoch" (trainer 0)
+  std::string keepBest;        ///< --keep-best: auc | loss | accuracy
+  int64_t earlyStop = 0;       ///< --early-stop: evaluations without improving (0: never stop)
+  std::string metricsPath;     ///< --metrics: a CSV of every step and evaluation
+  std::string testScoresPath;  ///< --test-scores: the final evaluation's predictions
+  std::string predictPath;     ///< --predict (one machine): predictions instead of training
   bool allowNonFinite = false; ///< --allow-nonfinite: train on after a NaN or inf loss
   int64_t logEvery = 0;        ///< --log-every (0: about 20 lines)
   std::string device;          ///< --device (empty: the program's, else cpu)
@@ -38,7 +38,7 @@ struct TrainerOptions {
 /// Where a node stands in its job, as its flags say: each one given overrides the environment's
 /// launch convention (runtime/cluster/cluster.h), the others leave it as it is.
 struct NodePlace {
-  std::optional<std::string> role;     ///< trainer | pserver | scheduler ("": one machine)
+  std::optional<std::string> role; ///< trainer | pserver | scheduler ("": one machine)
   std::optional<int64_t> trainerId, trainers;
   std::optional<std::string> pservers; ///< host:port,...
   std::optional<std::string> endpoint; ///< a pserver's own (a collective trainer's, too)
@@ -55,13 +55,13 @@ struct NodePlace {
 struct NodeOptions {
   /// The programs: a transpiled directory, or the single-machine main and startup.
   std::string mainPath, startupPath, dir;
-  std::string loadDir, saveDir;       ///< --load, --save
-  std::optional<float> learningRate;  ///< --lr, over the program's (and a checkpoint's)
-  bool evalOnly = false;              ///< --eval-only
-  std::optional<int> numThreads;      ///< --num-threads (else OMP_NUM_THREADS, else a default)
+  std::string loadDir, saveDir;      ///< --load, --save
+  std::optional<float> learningRate; ///< --lr, over the program's (and a checkpoint's)
+  bool evalOnly = false;             ///< --eval-only
+  std::optional<int> numThreads;     ///< --num-threads (else OMP_NUM_THREADS, else a default)
 
   NodePlace place;
-  DistributeConfig config;       ///< the plan, for transpiling in-process
+  DistributeConfig config; ///< the plan, for transpiling in-process
   Timeouts timeouts;
   CheckpointOptions checkpoints;
   CurveFiles keys;

@@ -64,9 +64,9 @@ llvm::Expected<ClusterSpec> placeNode(const NodeOptions &options, const GetEnv &
 llvm::Error placeCollectiveTrainer(Node &node, const GetEnv &getenv) {
   const ClusterSpec &c = node.cluster;
   const std::string &given = node.options.place.rendezvous;
-  node.rendezvous = !given.empty()                 ? given
+  node.rendezvous = !given.empty()               ? given
                     : c.trainerEndpoints.empty() ? std::string()
-                                                   : c.trainerEndpoints.front();
+                                                 : c.trainerEndpoints.front();
   if (node.rendezvous.empty())
     return makeError("trainer {0}: a collective trainer needs trainer 0's address: "
                      "--rendezvous HOST:PORT, PADDLE_TRAINER_ENDPOINTS or TF_CONFIG",
@@ -79,9 +79,9 @@ llvm::Error placeCollectiveTrainer(Node &node, const GetEnv &getenv) {
     const char *named = getenv(env::kOarNodeHost);
     if (named && *named)
       host = named;
-    else if (llvm::Error err = localAddressToward(
-                                   llvm::StringRef(node.rendezvous).rsplit(':').first.str())
-                                   .moveInto(host))
+    else if (llvm::Error err =
+                 localAddressToward(llvm::StringRef(node.rendezvous).rsplit(':').first.str())
+                     .moveInto(host))
       return makeError("trainer {0}: {1}; give its own address (--endpoint, "
                        "PADDLE_CURRENT_ENDPOINT or OAR_NODE_HOST)",
                        c.trainerId, llvm::toString(std::move(err)));

@@ -73,8 +73,8 @@ struct OneMachine {
     auto scores = ScoreFile::open(o.trainer.testScoresPath, std::move(*outputs));
     if (!scores)
       return scores.takeError();
-    auto eval = evaluate(exec, main, scope, main.test_feed(),
-                         [&](const Scope &s) { (*scores)->write(s); });
+    auto eval =
+        evaluate(exec, main, scope, main.test_feed(), [&](const Scope &s) { (*scores)->write(s); });
     if (!eval)
       return eval.takeError();
     if (llvm::Error err = (*scores)->close())

@@ -85,8 +85,8 @@ joinHybridGroup(const proto::DistributeInfo &dist, const Node &node, Communicato
 llvm::Error startHybridState(const NodePrograms &progs, const Node &node, CollectiveGroup &group,
                              Scope &scope) {
   if (node.cluster.trainerId == 0 && !node.options.loadDir.empty())
-    if (llvm::Error err = loadTrainerState(progs.main, progs.startup, scope,
-                                           node.options.loadDir, "trainer 0"))
+    if (llvm::Error err =
+            loadTrainerState(progs.main, progs.startup, scope, node.options.loadDir, "trainer 0"))
       return err;
   return broadcastState(group, progs.main, scope);
 }
@@ -115,9 +115,9 @@ recoveryOf(const Node &node, Communicator &comm, const JobIdentity &job, Executo
       if (!err)
         break;
     }
-    logTo(node, llvm::formatv("trainer {0}: every pserver is back at step {1}; going on", id,
-                              comm.step())
-                    .str());
+    logTo(node,
+          llvm::formatv("trainer {0}: every pserver is back at step {1}; going on", id, comm.step())
+              .str());
     return comm.step();
   };
 }
@@ -202,8 +202,9 @@ llvm::Error trainWithPservers(const NodePrograms &progs, const Node &node, Mode 
     // at this step: a hybrid job does not recover.
     train.recover = nullptr;
   }
-  auto reports = node.options.evalOnly ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})
-                                       : trainLoop(run.exec, progs.main, run.scope, train);
+  auto reports = node.options.evalOnly
+                     ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})
+                     : trainLoop(run.exec, progs.main, run.scope, train);
   if (!reports) // let the pservers stop waiting for us, and say why
     return failed(addContext(reports.takeError(), "trainer " + std::to_string(id)));
   logTableTraffic(node, run.env.tableTraffic, reports->size());

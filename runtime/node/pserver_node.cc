@@ -57,7 +57,7 @@ void removeStaleSaveFiles(const proto::Program &prog, llvm::StringRef dir) {
 /// Saves this pserver's blocks (params and optimizer state) as DIR/pserver.<i>/ with their
 /// index, replaced as a set.
 llvm::Error savePserverBlocks(const proto::Program &prog, const Scope &scope,
-                                     llvm::StringRef saveDir) {
+                              llvm::StringRef saveDir) {
   std::string dir = inDir(saveDir, "pserver." + std::to_string(prog.dist().pserver_index()));
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError("{0}: cannot create directory: {1}", dir, ec.message());

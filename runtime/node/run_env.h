@@ -17,10 +17,10 @@ struct RunEnv : KernelEnv {
   std::unique_ptr<BackgroundAllreduce> buckets;
   std::chrono::milliseconds collectiveTimeout{60000}; ///< how long a bucket's wait may take
   const proto::Program *program = nullptr; ///< the program being run (pservers' sub-blocks)
-  PserverOptions pserver; ///< used by listen_and_serv, with pserverRun
+  PserverOptions pserver;                  ///< used by listen_and_serv, with pserverRun
   PserverRun pserverRun;
-  int64_t geoStep = 0;                     ///< steps since the trainer started (GEO)
-  bool forceGeoSync = false;               ///< sync now whatever the step (the final flush)
+  int64_t geoStep = 0;         ///< steps since the trainer started (GEO)
+  bool forceGeoSync = false;   ///< sync now whatever the step (the final flush)
   bool trainersFailed = false; ///< listen_and_serv ended because trainers reported errors
   /// Distributed tables, over the run: ids looked up (and pushed), the keys actually sent (each
   /// once per batch) and the bytes of keys and rows both ways.

@@ -35,9 +35,14 @@ public:
       return runSchedulerRole();
     std::thread schedulerThread; // MPI rank 0 serves the scheduler beside its own role
     if (node_.cluster.runsScheduler)
-      schedulerThread = std::thread([this, s = schedulerOptions(/*holdsPort=*/false)] {
+      schedulerThread = std::thread([this, s = schedulerOptions(/*holdsPort=*/false)]() mutable {
+        // This process's node failing ends its scheduler too, as the process's end did.
+        s.shouldStop = [this, stop = s.shouldStop] { return nodeFailed_ || (stop && stop()); };
         if (llvm::Error err = runScheduler(s)) {
-          report(llvm::toString(std::move(err)));
+          if (!nodeFailed_) // else the node's error says why
+            report(llvm::toString(std::move(err)));
+          else
+            llvm::consumeError(std::move(err));
           schedulerStatus_ = 1;
         }
       });
@@ -46,6 +51,7 @@ public:
       status = fail(std::move(err));
     else
       status = runRole();
+    nodeFailed_ = status != 0;
     if (link_)
       link_->leave(status == 0 ? "" : "it failed (see its log)"); // no-op after fail()
     if (schedulerThread.joinable())
@@ -87,11 +93,13 @@ private:
     // The listening socket oar-launch picked for this node's port and handed over
     // (OAR_LISTEN_FD): the server takes it over instead of binding again.
     node_.heldPort = io_.heldPort;
-    auto handed = takeHandedOverPort();
-    if (!handed)
-      return handed.takeError();
-    if (!node_.heldPort && handed->held())
-      node_.heldPort = std::make_shared<HeldPort>(std::move(*handed));
+    if (!node_.heldPort) {
+      auto handed = adoptHandedOverPort(io_.getenv(env::kOarListenFd));
+      if (!handed)
+        return handed.takeError();
+      if (handed->held())
+        node_.heldPort = std::make_shared<HeldPort>(std::move(*handed));
+    }
     if (llvm::Error err = placeNode(node_.options, io_.getenv).moveInto(node_.cluster))
       return err;
     // Set by hand (the flag, else OMP_NUM_THREADS, as OpenMP programs read it), else the default.
@@ -111,10 +119,10 @@ private:
     setComputeThreads(handThreads_.value_or(defaultNodeThreads(c.role, c.trainers, c.pservers)));
     // Which budget the node got, and from where, for its first lines: a launch's default and a
     // hand setting that lead to the same budget then read alike (bench/dist_mlp.sh compares so).
-    node_.computeThreads = describeComputeThreads(
-        node_.options.numThreads ? "--num-threads"
-        : handThreads_           ? env::kOmpNumThreads
-                                 : "the default for a " + roleName(c.role).str());
+    node_.computeThreads =
+        describeComputeThreads(node_.options.numThreads ? "--num-threads"
+                               : handThreads_           ? env::kOmpNumThreads
+                                              : "the default for a " + roleName(c.role).str());
     return llvm::Error::success();
   }
 
@@ -160,7 +168,10 @@ private:
     node_.log = io_.log;
     node_.shouldStop = io_.shouldStop;
     node_.checkpointRequested = io_.checkpointRequested;
-    node_.onCollectiveStuck = io_.onCollectiveStuck;
+    if (io_.onCollectiveStuck) // named as the failed collective would name it
+      node_.onCollectiveStuck = [end = io_.onCollectiveStuck,
+                                 who = "trainer " + std::to_string(node_.cluster.trainerId) +
+                                       ": "](const std::string &what) { end(who + what); };
     auto progs = jobPrograms();
     if (!progs)
       return fail(progs.takeError());
@@ -201,8 +212,8 @@ private:
     if (!progs)
       return progs.takeError();
     // Collective and hybrid trainers meet the other trainers.
-    bool meetsTrainers = progs->main.dist().hybrid() ||
-                         progs->main.dist().mode() == modeName(Mode::Collective);
+    bool meetsTrainers =
+        progs->main.dist().hybrid() || progs->main.dist().mode() == modeName(Mode::Collective);
     if (c.role == Role::Trainer && meetsTrainers)
       if (llvm::Error err = placeCollectiveTrainer(node_, io_.getenv))
         return err;
@@ -258,12 +269,20 @@ private:
   std::unique_ptr<SchedulerLink> link_;
   std::optional<int> handThreads_;
   std::atomic<int> schedulerStatus_{0};
+  std::atomic<bool> nodeFailed_{false};
 };
 
 } // namespace
 
 int startNode(const NodeOptions &options, const NodeIo &io) {
-  return NodeStart(options, io).run();
+  // What a caller left unset: no environment, output nowhere.
+  NodeIo given = io;
+  if (!given.getenv)
+    given.getenv = [](const char *) -> const char * { return nullptr; };
+  llvm::raw_null_ostream nowhere;
+  if (!given.out)
+    given.out = &nowhere;
+  return NodeStart(options, given).run();
 }
 
 } // namespace oar::runtime

@@ -18,9 +18,9 @@ class HeldPort; // runtime/transport/held_port.h
 /// What the process that runs a node gives it.
 struct NodeIo {
   /// The environment: the launch conventions (TF_CONFIG, PADDLE_*, MS_*, DMLC_*, MPI, Slurm),
-  /// OMP_NUM_THREADS, OAR_NODE_HOST.
+  /// OMP_NUM_THREADS, OAR_NODE_HOST, OAR_LISTEN_FD. Unset: none.
   GetEnv getenv;
-  /// Progress, summaries and evaluations (a tool's stdout). Required.
+  /// Progress, summaries and evaluations (a tool's stdout). Unset: nowhere.
   llvm::raw_ostream *out = nullptr;
   /// The runtime's lines, one per call, from any thread (a tool's stderr).
   std::function<void(const std::string &)> log;

@@ -153,9 +153,9 @@ public:
       return llvm::Error::success();
     if (llvm::Error err = core_.threads.workers().drain())
       return err;
-    if (llvm::Error err = core_.checkpoints->write(step, core_.program, core_.scope, core_.tables,
-                                                   trainerStepFields(),
-                                                   core_.writtenLog(requested, step)))
+    if (llvm::Error err =
+            core_.checkpoints->write(step, core_.program, core_.scope, core_.tables,
+                                     trainerStepFields(), core_.writtenLog(requested, step)))
       return err;
     nextCheckpoint_ = nextCheckpointAfter(step);
     return llvm::Error::success();

@@ -112,10 +112,10 @@ struct PserverLoop::Impl {
     spec.socket.held = run.heldPort;
     spec.socket.log = [this](const std::string &line) { core.log(line); };
     spec.name = "this pserver";
-    spec.refusal = [](const std::string &why) {
+    spec.refusal = [](const std::string &why) { // a header alone is one frame
       proto::MsgHeader h = makeHeader(proto::REPLY_ERROR, "", 0, 0);
       h.set_error(why);
-      return encodeMessage(h, nullptr);
+      return h.SerializeAsString();
     };
     // A peer announcing a frame larger than any message of this plan is cut off before
     // ZeroMQ allocates it: junk cannot hold the pserver's memory.
@@ -193,8 +193,7 @@ struct PserverLoop::Impl {
     // A consequence of the failure: the launcher names the first.
     return llvm::make_error<TrainersFailedError>(
         llvm::formatv("pserver {0}: {1}; trainer(s) {2} sent nothing in the {3:f0} s since",
-                      core.endpoint(), core.broken, TrainerSlots::list(silent),
-                      secondsOf(grace))
+                      core.endpoint(), core.broken, TrainerSlots::list(silent), secondsOf(grace))
             .str());
   }
 
@@ -211,7 +210,8 @@ struct PserverLoop::Impl {
           if (llvm::Error err = core.steps->gone(t, why))
             return err;
     if (now - core.lastActivity > core.run.timeouts.idle) {
-      std::vector<int64_t> waiting = core.trainers.ids([](const TrainerSlot &s) { return s.live(); });
+      std::vector<int64_t> waiting =
+          core.trainers.ids([](const TrainerSlot &s) { return s.live(); });
       return core.failAll(llvm::formatv("no message from any trainer in {0:f2} s; still waiting "
                                         "for trainer(s) {1}",
                                         secondsOf(now - core.lastActivity),
@@ -267,7 +267,8 @@ struct PserverLoop::Impl {
   llvm::Error serve() {
     while (core.trainers.anyLive()) {
       if (core.run.shouldStop && core.run.shouldStop())
-        return core.failAll("stopped by signal " + std::to_string(stopSignal()));
+        return core.failAll(stopSignal() ? "stopped by signal " + std::to_string(stopSignal())
+                                         : std::string("stopped on request"));
       if (!core.fatal.empty())
         return core.failAll(core.fatal);
       if (llvm::Error err = checkTimeouts())
@@ -323,8 +324,8 @@ struct PserverLoop::Impl {
         budget = llvm::formatv(" ({0} MB budget: {1})", core.opts.tableBudget.bytes >> 20,
                                describeRoom(core.tables.roomCounts()))
                      .str();
-      core.log(llvm::formatv("distributed tables hold {0} rows in {1} bytes{2}",
-                             core.tables.rows(), core.tables.bytesHeld(), budget)
+      core.log(llvm::formatv("distributed tables hold {0} rows in {1} bytes{2}", core.tables.rows(),
+                             core.tables.bytesHeld(), budget)
                    .str());
       if (!core.run.tableSaveDir.empty())
         if (llvm::Error err = core.tables.save(core.run.tableSaveDir))

@@ -61,7 +61,8 @@ struct PserverRun {
   CurveConfig curve;
   /// Polled: true ends the run (SIGTERM), failing every waiting trainer. Unset: never.
   std::function<bool()> shouldStop;
-  /// Polled after each step: true once per request for a checkpoint now (SIGUSR1). Unset: none.
+  /// Polled after each step (sync) or message (async, GEO) of a checkpointing pserver: true once
+  /// per request for a checkpoint now (SIGUSR1). Unset: none.
   std::function<bool()> checkpointRequested;
 };
 
@@ -73,10 +74,10 @@ struct PserverRun {
 /// Sync: gradients are kept per trainer; when every live trainer has sent its send_barrier for a
 /// step, the optimize blocks average the live trainers' copies and update (all blocks of the
 /// step before any param is served); a trainer's get_var is answered once the server has
-/// applied every step that trainer closed (sync_steps.h).
+/// applied every step that trainer closed (sync_steps.cc).
 /// Async: each gradient runs its optimize block on arrival; a get_var is answered with the
 /// param's version after the updates queued before it, which is never written again (see
-/// ParamVersions). GEO: each delta is added on arrival (arrival_steps.h).
+/// ParamVersions). GEO: each delta is added on arrival (arrival_steps.cc).
 
 /// A pserver's run ended because trainers completed with errors (the text names them).
 using TrainersFailedError = KindedError<struct TrainersFailedKind>;
@@ -84,8 +85,7 @@ using TrainersFailedError = KindedError<struct TrainersFailedKind>;
 class PserverLoop {
 public:
   /// `program` holds block 0 with listen_and_serv and the optimize blocks.
-  PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options,
-              PserverRun run);
+  PserverLoop(const proto::Program &program, Scope &scope, PserverOptions options, PserverRun run);
   ~PserverLoop();
   /// Returns success once all trainers completed; an error naming the trainer(s) or the cause
   /// otherwise (a lost trainer in sync mode, a timeout, a signal).

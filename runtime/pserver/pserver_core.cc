@@ -48,7 +48,7 @@ void PserverCore::replyRolledBack(const std::string &peer, const proto::MsgHeade
 void PserverCore::sendNow(const std::string &peer, const proto::MsgHeader &h, const Tensor *t) {
   // Sends never wait (a ROUTER drops a reply to a peer whose queue is full): an error is the
   // server's own, and ends it.
-  if (llvm::Error err = server->send(peer, encodeMessage(h, t))) {
+  if (llvm::Error err = server->sendMessage(peer, h, t)) {
     if (fatal.empty())
       fatal = llvm::toString(std::move(err));
     else

@@ -38,12 +38,11 @@ private:
 struct PserverCore {
   using Clock = std::chrono::steady_clock;
 
-  PserverCore(const proto::Program &program, Scope &scope, PserverOptions options,
-              PserverRun run);
+  PserverCore(const proto::Program &program, Scope &scope, PserverOptions options, PserverRun run);
 
   // Members are destroyed in reverse: the service threads first (their last tasks still reach
   // everything above them), the server after the replies it sends.
-  std::mutex logMutex; ///< the ZAP handler and service threads log from their own threads
+  std::mutex logMutex;    ///< the ZAP handler and service threads log from their own threads
   proto::Program program; ///< a copy: sync's scale attrs follow the number of live trainers
   Scope &scope;
   PserverOptions opts;

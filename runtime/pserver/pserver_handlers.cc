@@ -233,8 +233,8 @@ llvm::Error handleMessage(PserverCore &core, const std::string &peer, Message &m
       jobRefusal(core, h, t).empty()) { // a trainer joining the running job
     core.trainers.add(t);
     core.peerMemory.resize(static_cast<size_t>(t) + 1);
-    core.log(llvm::formatv("trainer {0} joined the running job ({1} trainer slots)", t, t + 1)
-                 .str());
+    core.log(
+        llvm::formatv("trainer {0} joined the running job ({1} trainer slots)", t, t + 1).str());
   }
   if (llvm::Error err = checkSender(core, peer, m, t))
     return err;

@@ -15,9 +15,9 @@ namespace oar::runtime {
 struct PserverPlan {
   std::string endpoint;
   Mode mode = Mode::Sync;
-  int64_t fanin = 1;    ///< the job's trainers
-  std::string digest;   ///< the plan's digest: trainers of another plan are refused
-  llvm::StringMap<int> gradToBlock; ///< gradient -> the optimize block that applies it
+  int64_t fanin = 1;                 ///< the job's trainers
+  std::string digest;                ///< the plan's digest: trainers of another plan are refused
+  llvm::StringMap<int> gradToBlock;  ///< gradient -> the optimize block that applies it
   std::set<std::string> paramBlocks; ///< the params this pserver serves
   llvm::StringMap<ops::VarType> declared; ///< block 0's vars
 

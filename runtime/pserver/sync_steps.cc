@@ -126,9 +126,8 @@ public:
       return llvm::Error::success();
     // The time actually waited, which a slow loop turn can make exceed the timeout.
     double waited = std::chrono::duration<double>(now - *roundWaitStart_).count();
-    std::vector<int64_t> missing = core_.trainers.ids([&](const TrainerSlot &s) {
-      return s.live() && s.barrierRound <= optimizedRounds_;
-    });
+    std::vector<int64_t> missing = core_.trainers.ids(
+        [&](const TrainerSlot &s) { return s.live() && s.barrierRound <= optimizedRounds_; });
     return core_.failAll(llvm::formatv("sync barrier of step {0} timed out after {1:f2} s: no "
                                        "send_barrier from trainer(s) {2}",
                                        optimizedRounds_, waited, TrainerSlots::list(missing))
@@ -136,7 +135,8 @@ public:
   }
 
   llvm::Error gone(int64_t t, const std::string &why) override {
-    return core_.failAll(llvm::formatv("trainer {0} is gone, the scheduler says: {1}", t, why).str());
+    return core_.failAll(
+        llvm::formatv("trainer {0} is gone, the scheduler says: {1}", t, why).str());
   }
 
   llvm::Error afterMessage() override { return llvm::Error::success(); }
@@ -150,8 +150,8 @@ public:
   llvm::Error finish() override {
     // The job's last step, so that starting it again finds it done instead of training its tail.
     if (core_.checkpoints && core_.checkpoints->latest() != optimizedRounds_)
-      if (llvm::Error err = core_.checkpoints->write(optimizedRounds_, core_.program, core_.scope,
-                                                     core_.tables))
+      if (llvm::Error err =
+              core_.checkpoints->write(optimizedRounds_, core_.program, core_.scope, core_.tables))
         return makeError("pserver {0}: {1}", core_.endpoint(), llvm::toString(std::move(err)));
     return llvm::Error::success();
   }
@@ -214,13 +214,14 @@ private:
     for (int64_t t = 0; t < core_.plan.fanin; ++t)
       liveNow[t] = core_.trainers[t].live();
     for (size_t i = 0; i < core_.tables.size(); ++i)
-      workers.post(core_.threads.ofTable(i), [this, i, liveNow, skip = skippedTables_.count(i) > 0] {
-        if (skip)
-          core_.tables.skipStep(i);
-        else
-          core_.tables.applyStep(i, liveNow);
-        return llvm::Error::success();
-      });
+      workers.post(core_.threads.ofTable(i),
+                   [this, i, liveNow, skip = skippedTables_.count(i) > 0] {
+                     if (skip)
+                       core_.tables.skipStep(i);
+                     else
+                       core_.tables.applyStep(i, liveNow);
+                     return llvm::Error::success();
+                   });
     skippedBlocks_.clear();
     skippedTables_.clear();
     return workers.drain();

@@ -8,7 +8,8 @@ namespace oar::runtime {
 
 void CurveFiles::declare(OptionTable &t) {
   t.add("curve-secret", secret, "FILE", "this node's key pair (NAME.key from oar-keygen)");
-  t.add("curve-server-key", serverKey, "FILE", "trainers: the pservers' public key (their NAME.pub)");
+  t.add("curve-server-key", serverKey, "FILE",
+        "trainers: the pservers' public key (their NAME.pub)");
   t.add("curve-allow", allow, "FILE",
         "pservers: the trainers' public keys to accept (.pub files joined, or one per line)");
 }

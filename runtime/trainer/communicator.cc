@@ -156,8 +156,8 @@ llvm::Error Communicator::sendRequest(const Request &r, const char *what,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::optional<Frames>>
-Communicator::receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait) {
+llvm::Expected<std::optional<Frames>> Communicator::receiveFrom(const Request &r, const char *what,
+                                                                std::chrono::milliseconds wait) {
   auto c = connections_.find(r.endpoint);
   if (c == connections_.end() || !c->second.channel) // its request went nowhere: nothing will come
     return makeError("{0}: no connection to pserver {1} while {2} {3}", who(), r.endpoint, what,
@@ -180,11 +180,9 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
   }
   while (!frames) { // wake up now and then to honour SIGTERM and notice dropped pservers
     if (deadline.passed())
-      return makeError(
-          "{0}: no reply from pserver {1} in {2:f2} s while {3}{4}; is it running?", who(),
-          r.endpoint,
-          deadline.elapsedSeconds(), what,
-          r.header.var().empty() ? "" : " " + r.header.var());
+      return makeError("{0}: no reply from pserver {1} in {2:f2} s while {3}{4}; is it running?",
+                       who(), r.endpoint, deadline.elapsedSeconds(), what,
+                       r.header.var().empty() ? "" : " " + r.header.var());
     if (shouldStop_ && shouldStop_())
       return makeError("{0}: stopped by signal while {1}", who(), what);
     auto got = receiveFrom(r, what, std::min(deadline.left(), std::chrono::milliseconds(200)));

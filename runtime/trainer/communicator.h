@@ -126,8 +126,8 @@ private:
   llvm::Error sendRequest(const Request &r, const char *what,
                           std::chrono::milliseconds timeout = {});
   /// The frames of the next message from r's pserver, waiting at most `wait` (nullopt then).
-  llvm::Expected<std::optional<Frames>>
-  receiveFrom(const Request &r, const char *what, std::chrono::milliseconds wait);
+  llvm::Expected<std::optional<Frames>> receiveFrom(const Request &r, const char *what,
+                                                    std::chrono::milliseconds wait);
   /// Waits for the reply to `r` (timeout, signals and dropped pservers end the wait).
   llvm::Expected<Message> awaitReply(const Request &r, const char *what,
                                      std::chrono::milliseconds timeout);
@@ -150,8 +150,8 @@ private:
 
   struct Connection {
     std::unique_ptr<Channel> channel;
-    bool connected = false;                 ///< a reply came back: disconnects matter from now
-    bool completed = false;                 ///< we said `complete`: it may go away
+    bool connected = false; ///< a reply came back: disconnects matter from now
+    bool completed = false; ///< we said `complete`: it may go away
     bool lost = false;    ///< it closed the connection before we completed: never wait on it again
     bool greeted = false; ///< it accepted our HELLO on this socket: it hears nothing else before
     pid_t pserverPid = 0; ///< its memory probe read back: we may read its replies there

@@ -29,7 +29,6 @@ struct ClientContext::Impl {
 ClientContext::ClientContext() : impl_(std::make_unique<Impl>()) {}
 ClientContext::~ClientContext() = default;
 
-
 namespace {
 
 /// How long one blocking send waits before the loop looks at its deadline and at signals.
@@ -102,6 +101,18 @@ public:
     ChannelNews news;
     if (!monitor_)
       return news;
+    try {
+      readEvents(news);
+    } catch (const zmq::error_t &) { // a signal's handler, or no memory: the next call reads on
+    }
+    return news;
+  }
+
+  bool direct() const override { return false; }
+
+private:
+  /// The monitor's events so far, into `news`.
+  void readEvents(ChannelNews &news) {
     zmq::message_t event;
     while (monitor_->recv(event, zmq::recv_flags::dontwait)) {
       uint16_t id = 0; // the frame: a 16-bit event id, then a 32-bit value
@@ -123,12 +134,8 @@ public:
       else
         news.dropped = true;
     }
-    return news;
   }
 
-  bool direct() const override { return false; }
-
-private:
   /// Watches disconnects and failed handshakes on an inproc PAIR (libzmq's socket monitor).
   void watch(zmq::context_t &context) {
     static std::atomic<uint64_t> count{0};

@@ -115,6 +115,13 @@ llvm::Expected<HeldPort> takeHandedOverPort() {
     return HeldPort();
   std::string text = value;
   unsetenv(env::kOarListenFd);
+  return adoptHandedOverPort(text.c_str());
+}
+
+llvm::Expected<HeldPort> adoptHandedOverPort(const char *value) {
+  if (!value || !*value)
+    return HeldPort();
+  std::string text = value;
   int fd = -1;
   if (llvm::StringRef(text).getAsInteger(10, fd) || fd < 3)
     return makeError("{0}={1}: not a file descriptor number (3 or more)", env::kOarListenFd, text);

@@ -49,5 +49,8 @@ private:
 /// cleared, so processes this one starts do not claim the same socket. An unusable value is an
 /// error naming the variable.
 llvm::Expected<HeldPort> takeHandedOverPort();
+/// The port a descriptor number names (`value`, as OAR_LISTEN_FD gives it; null or empty:
+/// none), the environment left as it is.
+llvm::Expected<HeldPort> adoptHandedOverPort(const char *value);
 
 } // namespace oar::runtime

@@ -1,6 +1,7 @@
 // The direct-link channel: a ZmtpLink to a pserver of this host.
 #include "runtime/transport/channel.h"
 #include "runtime/transport/zmtp_link.h"
+#include "support/error.h"
 
 namespace oar::runtime {
 namespace {
@@ -18,7 +19,12 @@ public:
   }
 
   llvm::Expected<std::optional<Frames>> receive(std::chrono::milliseconds wait) override {
-    auto got = link_->receive(wait);
+    llvm::Expected<std::optional<std::vector<zmq::message_t>>> got = std::nullopt;
+    try {
+      got = link_->receive(wait);
+    } catch (const zmq::error_t &e) { // libzmq could not allocate a frame
+      return makeError("cannot receive: {0}", e.what());
+    }
     if (!got)
       return got.takeError();
     if (!*got)

@@ -8,13 +8,13 @@
 
 namespace oar::runtime {
 
-/// A property of the connection a message came on (libzmq keeps it on every frame; the last
-/// one is read).
+/// A property of the connection a message came on (libzmq keeps it on every frame; the first
+/// is read: a decoded message's payload frame may have moved into a tensor).
 static std::string metadata(const Frames &message, const char *property) {
   if (message.empty())
     return "";
   try {
-    return const_cast<zmq::message_t &>(message.parts().back()).gets(property);
+    return const_cast<zmq::message_t &>(message.parts().front()).gets(property);
   } catch (const zmq::error_t &) {
     return "";
   }

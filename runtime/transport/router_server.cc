@@ -89,7 +89,7 @@ llvm::Expected<std::unique_ptr<RouterServer>> RouterServer::open(RouterSpec spec
 }
 
 llvm::Expected<RouterServer::Received> RouterServer::receive(std::chrono::milliseconds wait,
-                                                            int wakeFd) {
+                                                             int wakeFd) {
   Received got;
   std::optional<Frames> frames;
   try {
@@ -116,8 +116,10 @@ llvm::Expected<RouterServer::Received> RouterServer::receive(std::chrono::millis
   return got;
 }
 
-llvm::Error RouterServer::send(const std::string &peer, EncodedMessage &&message) {
+llvm::Error RouterServer::send(const std::string &peer,
+                               const std::function<EncodedMessage()> &encode) {
   try {
+    EncodedMessage message = encode();
     sendFrame(impl_->socket, zmq::message_t(peer.data(), peer.size()),
               zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     sendEncoded(impl_->socket, std::move(message));
@@ -127,22 +129,31 @@ llvm::Error RouterServer::send(const std::string &peer, EncodedMessage &&message
   return llvm::Error::success();
 }
 
+llvm::Error RouterServer::sendMessage(const std::string &peer, const proto::MsgHeader &header,
+                                      const Tensor *tensor) {
+  return send(peer, [&] { return encodeMessage(header, tensor); });
+}
+
+llvm::Error RouterServer::sendBytes(const std::string &peer, llvm::StringRef bytes) {
+  return send(peer, [&] { return encodeBytes(bytes); });
+}
+
 void RouterServer::logRefusal(const Incoming &from, const std::string &line) {
   std::string address = from.address();
   int64_t held = 0;
   if (!impl_->rejections.allow(address, held))
     return;
   impl_->log(line + " [from " + address + "]" +
-             (held ? llvm::formatv(" ({0} more lines about this address were held back)", held)
-                         .str()
-                   : std::string()));
+             (held
+                  ? llvm::formatv(" ({0} more lines about this address were held back)", held).str()
+                  : std::string()));
 }
 
 void RouterServer::refuse(const Incoming &from, const std::string &line, const std::string &why) {
   logRefusal(from, line);
   if (impl_->spec.refusal)
     // A peer that went away or stopped reading: it asks again, or its timeout tells it.
-    llvm::consumeError(send(from.peer, impl_->spec.refusal(why)));
+    llvm::consumeError(sendBytes(from.peer, impl_->spec.refusal(why)));
 }
 
 const std::string &RouterServer::boundTcp() const { return impl_->boundTcp; }

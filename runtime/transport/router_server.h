@@ -20,8 +20,8 @@ struct RouterSpec {
   ServerSocketSpec socket; ///< where it binds and whom it lets in (server_socket.h)
   /// The server, as a stranger's refusal names it ("this pserver").
   std::string name;
-  /// The answer its protocol gives a refused message, saying `why`.
-  std::function<EncodedMessage(const std::string &why)> refusal;
+  /// The answer its protocol gives a refused message, saying `why`: one frame's bytes.
+  std::function<std::string(const std::string &why)> refusal;
   /// A peer announcing a larger frame is cut off before libzmq allocates it (0: no limit).
   int64_t maxMessageBytes = 0;
   std::chrono::milliseconds linger{0}; ///< how long replies still queued at the end may take
@@ -57,9 +57,13 @@ public:
   /// readable. Without keys on loopback, a message of another user's process (or a TCP peer) is
   /// refused here, answered with the spec's refusal and logged; it is not returned.
   llvm::Expected<Received> receive(std::chrono::milliseconds wait, int wakeFd = -1);
-  /// Sends `message` to the connection `peer`, its payload without a copy. A reply never waits:
-  /// one to a peer whose queue is full is dropped (with mandatoryRouting, an error).
-  llvm::Error send(const std::string &peer, EncodedMessage &&message);
+  /// Sends `header` and `tensor`'s bytes (encodeMessage) to the connection `peer`, the payload
+  /// without a copy. A reply never waits: one to a peer whose queue is full is dropped (with
+  /// mandatoryRouting, an error).
+  llvm::Error sendMessage(const std::string &peer, const proto::MsgHeader &header,
+                          const Tensor *tensor);
+  /// Sends a message of one frame holding `bytes` (a serialized protobuf), as sendMessage.
+  llvm::Error sendBytes(const std::string &peer, llvm::StringRef bytes);
   /// Logs `line` about `from`'s sender, with its address, within the sender's budget (5 lines per
   /// address per 10 s, then a count of what was held back: support/log_limiter.h).
   void logRefusal(const Incoming &from, const std::string &line);
@@ -73,6 +77,8 @@ public:
 
 private:
   explicit RouterServer(std::unique_ptr<Impl> impl);
+  /// Encodes the message and sends it; libzmq's failures (no memory, a peer gone) are errors.
+  llvm::Error send(const std::string &peer, const std::function<EncodedMessage()> &encode);
   std::unique_ptr<Impl> impl_;
 };
 

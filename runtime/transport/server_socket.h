@@ -11,8 +11,8 @@
 #include <zmq.hpp>
 
 #include "runtime/security/curve.h"
-#include "runtime/transport/zap_handler.h"
 #include "runtime/transport/held_port.h"
+#include "runtime/transport/zap_handler.h"
 #include "llvm/Support/Error.h"
 
 namespace oar::runtime {

@@ -29,12 +29,12 @@ OptionFlags::OptionFlags(const OptionTable &table) : table_(table) {
     flag->option = &o;
     cl::Option *made = nullptr;
     if (o.isSwitch) {
-      flag->toggle = std::make_unique<cl::opt<bool>>(llvm::StringRef(o.name), cl::desc(o.help), cl::cat(*cat));
+      flag->toggle =
+          std::make_unique<cl::opt<bool>>(llvm::StringRef(o.name), cl::desc(o.help), cl::cat(*cat));
       made = flag->toggle.get();
     } else {
-      flag->text = std::make_unique<cl::opt<std::string>>(llvm::StringRef(o.name), cl::desc(o.help),
-                                                         cl::value_desc(o.valueName),
-                                                         cl::cat(*cat));
+      flag->text = std::make_unique<cl::opt<std::string>>(
+          llvm::StringRef(o.name), cl::desc(o.help), cl::value_desc(o.valueName), cl::cat(*cat));
       made = flag->text.get();
     }
     if (o.name.find('-') != std::string::npos) {
@@ -42,8 +42,8 @@ OptionFlags::OptionFlags(const OptionTable &table) : table_(table) {
       for (char &c : alias)
         if (c == '-')
           c = '_';
-      flag->underscored = std::make_unique<cl::alias>(llvm::StringRef(alias), cl::aliasopt(*made), cl::Hidden,
-                                                      cl::cat(*cat));
+      flag->underscored = std::make_unique<cl::alias>(llvm::StringRef(alias), cl::aliasopt(*made),
+                                                      cl::Hidden, cl::cat(*cat));
     }
     flags_.push_back(std::move(flag));
   }
@@ -57,13 +57,6 @@ llvm::Error OptionFlags::apply() const {
       if (llvm::Error err = flag->option->set(flag->value()))
         return err;
   return table_.finish();
-}
-
-bool OptionFlags::given(llvm::StringRef name) const {
-  for (const auto &flag : flags_)
-    if (flag->option->name == name)
-      return flag->given();
-  return false;
 }
 
 std::vector<const cl::OptionCategory *> OptionFlags::categories() const {

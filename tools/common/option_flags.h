@@ -12,6 +12,8 @@
 
 namespace oar {
 
+/// One per process: llvm::cl's registry keeps every flag and category for the process's life,
+/// and a second flag of one name would abort.
 class OptionFlags {
 public:
   /// Makes the flags; call before the command line is parsed. The table (and the fields it
@@ -23,8 +25,6 @@ public:
   /// values, so a value set before, from the environment say, stands), then runs the table's
   /// checks. Errors name the flag.
   llvm::Error apply() const;
-  /// Whether the flag of option `name` was given.
-  bool given(llvm::StringRef name) const;
   /// The categories the flags are listed under, for HideUnrelatedOptions.
   std::vector<const llvm::cl::OptionCategory *> categories() const;
 

@@ -285,7 +285,8 @@ TEST_CASE("a collective trainer that fails mid-job ends the other within seconds
       opts.cluster.trainerId = r;
       opts.cluster.trainers = 2;
       opts.rendezvous = endpointOf(*port);
-      opts.options.timeouts.reply = std::chrono::milliseconds(60000); // the wait it must not sit out
+      opts.options.timeouts.reply =
+          std::chrono::milliseconds(60000); // the wait it must not sit out
       if (r == 0)
         opts.heldPort = port;
       else // trainer 1 fails at step 20, as a crash in its step would

@@ -85,7 +85,8 @@ TEST_CASE("a pserver and a trainer started through startNode in this process tra
   NodeRun alone = runNode(one);
   INFO(alone.errors << joined(alone.log));
   REQUIRE(alone.status == 0);
-  CHECK_THAT(alone.out, Contains("trained 42 steps")); // 404 train rows / 20 x 2 epochs (last short)
+  CHECK_THAT(alone.out,
+             Contains("trained 42 steps")); // 404 train rows / 20 x 2 epochs (last short)
 
   std::shared_ptr<HeldPort> port = holdPort();
   std::string endpoint = endpointOf(*port);

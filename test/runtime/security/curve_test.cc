@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "runtime/security/curve.h"
-#include "test/runtime/pserver_job.h"
 #include "test/helpers/expect.h"
+#include "test/runtime/pserver_job.h"
 
 using namespace oar;
 using namespace oar::runtime;

@@ -65,8 +65,9 @@ TEST_CASE("a trainer's client moves one sync step: its gradients are averaged wi
   sendGradients(t0, job.endpoint, before, 2.0f, g0); // the average is 1: an exact step of lr
   sendGradients(t1, job.endpoint, before, 0.0f, g1);
   CHECK(t0.step() == 0);
-  auto closing = std::async(std::launch::async,
-                            [&] { return t1.barrier(proto::SEND_BARRIER, prefetchOf(job.endpoint)); });
+  auto closing = std::async(std::launch::async, [&] {
+    return t1.barrier(proto::SEND_BARRIER, prefetchOf(job.endpoint));
+  });
   REQUIRE_OK(t0.barrier(proto::SEND_BARRIER, prefetchOf(job.endpoint)));
   REQUIRE_OK(closing.get());
   CHECK(t0.step() == 1);
@@ -122,7 +123,8 @@ TEST_CASE("a trainer's client stops waiting once its stop check says so, naming 
   llvm::Error err = t0.barrier(proto::SEND_BARRIER, prefetchOf(job.endpoint));
   stopper.join();
   CHECK(secondsSince(start) < 10);
-  CHECK_THAT(errorText(std::move(err)), Contains("trainer 0: stopped by signal while in send_barrier"));
+  CHECK_THAT(errorText(std::move(err)),
+             Contains("trainer 0: stopped by signal while in send_barrier"));
   llvm::consumeError(t0.complete("stopped"));
   server.get();
 }

@@ -12,8 +12,8 @@
 #include "runtime/wire/peer_memory.h"
 #include "runtime/wire/protocol.h"
 #include "test/helpers/expect.h"
-#include "test/helpers/skip.h"
 #include "test/helpers/ptrace_rules.h"
+#include "test/helpers/skip.h"
 
 using namespace oar;
 using namespace oar::runtime;
