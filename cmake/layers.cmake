@@ -91,3 +91,4 @@ oar_layer(runtime/node DEPENDS runtime/trainer runtime/pserver runtime/cluster r
 oar_declare_layer(kernels/cuda DEPENDS kernels) # liboar_cuda (CMakeLists.txt)
 oar_declare_layer(tools/common DEPENDS train transpiler) # what the command-line tools share
 oar_declare_layer(tools DEPENDS runtime/node api tools/common) # the command-line tools
+oar_declare_layer(python DIRS python/src DEPENDS runtime/node api serving) # the Python module

@@ -14,7 +14,8 @@ flags="-O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=address,undefin
 flags+=" -fsanitize=fuzzer-no-link -Wno-unknown-warning-option -Wno-mismatched-tags"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOAR_FUZZ=ON -DOAR_CUDA=OFF \
+# No Python package: an ASan-built module cannot load into an uninstrumented python3.
+cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOAR_FUZZ=ON -DOAR_CUDA=OFF -DOAR_PYTHON=OFF \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" "${launcher[@]}" >/dev/null

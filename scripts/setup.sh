@@ -4,7 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ llvm-14-dev libprotobuf-dev protobuf-compiler libzmq3-dev
-          cppzmq-dev libgloo-dev libdnnl-dev ocl-icd-opencl-dev catch2 zlib1g-dev dataset-fashion-mnist iproute2 ${OAR_EXTRA_PACKAGES:-})
+          cppzmq-dev libgloo-dev libdnnl-dev ocl-icd-opencl-dev catch2 zlib1g-dev dataset-fashion-mnist iproute2
+          python3-dev python3-numpy python3-pytest pybind11-dev ${OAR_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -97,13 +97,15 @@ llvm::Expected<proto::Program> inferenceProgram(const proto::Program &main,
   proto::Program out = newProgram();
   out.set_version(main.version());
   proto::Block &dst = *out.mutable_blocks(0);
-  // The fed vars the ops read: declared inputs of the model that no kept op writes.
+  // The fed vars the ops read: declared inputs of the model that no kept op writes. A model
+  // without a data feed (built in Python and fed by its caller) is fed all of them.
   const proto::DataFeed &feed =
       main.test_feed().columns_size() > 0 ? main.test_feed() : main.train_feed();
+  bool fedByCaller = feed.columns_size() == 0;
   for (const proto::Var &v : block.vars()) {
     if (!needed.count(v.name()) || written.count(v.name()) || v.persistable())
       continue;
-    if (!llvm::is_contained(feed.columns(), v.name()))
+    if (!fedByCaller && !llvm::is_contained(feed.columns(), v.name()))
       return makeError("prediction {0} needs {1}, which is neither fed by the model's data feed "
                        "nor computed from it",
                        llvm::join(outputs, ", "), v.name());

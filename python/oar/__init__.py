@@ -1,0 +1,17 @@
+"""oar from Python: build a model in the names of Paddle's static graph, run it from your own loop
+over NumPy arrays, save, export and serve it. Every call goes to oar's C++ library (the _oar
+module); nothing here computes. docs/python.md is the guide."""
+
+from ._oar import Error
+from .framework import (Program, Variable, program_guard, default_main_program,
+                        default_startup_program, data, add_metric, add_prediction, load_program)
+from .executor import Executor, Scope, global_scope, CPUPlace, CUDAPlace
+from .io import Predictor, FeedReader, DataFeeder
+from . import initializer, layers, optimizer, regularizer, clip, io, recipes
+
+__all__ = [
+    "Error", "Program", "Variable", "program_guard", "default_main_program",
+    "default_startup_program", "data", "add_metric", "add_prediction", "load_program",
+    "Executor", "Scope", "global_scope", "CPUPlace", "CUDAPlace", "Predictor", "FeedReader",
+    "DataFeeder", "initializer", "layers", "optimizer", "regularizer", "clip", "io", "recipes",
+]
