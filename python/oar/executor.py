@@ -39,4 +39,4 @@ class Executor:
                              feed or {}, names)
 
     def close(self):
-        pass
+        """Paddle's exe.close(): an executor holds nothing to release (the scope holds the vars)."""

@@ -125,8 +125,7 @@ class Variable:
 
     @property
     def dtype(self):
-        return {"f32": "float32", "f64": "float64", "i32": "int32",
-                "i64": "int64"}.get(self.program.desc.var_dtype(self.name))
+        return self.program.desc.var_dtype(self.name)
 
     @property
     def persistable(self):

@@ -41,7 +41,7 @@ class DataFeeder:
     def feed(self, rows):
         out = {}
         for i, var in enumerate(self.vars):
-            row_shape = [d for d in var.shape[1:]]
+            row_shape = list(var.shape[1:])
             out[var.name] = np.ascontiguousarray(
                 np.array([r[i] for r in rows], dtype=var.dtype).reshape([len(rows)] + row_shape))
         return out

@@ -48,7 +48,8 @@ class Optimizer:
             if not isinstance(grad_clip, GradientClipByGlobalNorm):
                 raise _oar.Error("grad_clip: oar has GradientClipByGlobalNorm")
             self._opt.set_clip_global_norm(grad_clip.clip_norm)
-        self._opt.set_schedule(schedule or _oar.LrSchedule())
+        if schedule is not None:
+            self._opt.set_schedule(schedule)
 
     def minimize(self, loss, startup_program=None, no_grad_set=None):
         """Appends backward and updates for `loss`; returns [(param, grad)] Variables."""
@@ -83,7 +84,6 @@ class AdamW(Optimizer):
                  epsilon=1e-8, grad_clip=None):
         super().__init__(lambda r: _oar.AdamW(r, weight_decay, beta1, beta2, epsilon),
                          learning_rate, None, grad_clip)
-        self._opt.set_weight_decay(weight_decay)
 
 
 class Adagrad(Optimizer):

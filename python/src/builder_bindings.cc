@@ -14,18 +14,23 @@ namespace py = pybind11;
 
 namespace oar::python {
 
-/// Runs `layer` on `m` and returns its result, or raises the builder's error.
-template <typename F> static auto checked(ModelBuilder &m, F &&layer) {
-  auto out = layer();
+/// Raises the builder's first error, if it has one.
+static void raiseIfFailed(const ModelBuilder &m) {
   if (m.failed())
     throwIfError(m.status());
-  return out;
 }
 
-/// A layer method of ModelBuilder bound so that a failure raises.
-template <typename R, typename... Args> static auto raising(R (ModelBuilder::*layer)(Args...)) {
-  return [layer](ModelBuilder &m, Args... args) -> R {
-    return checked(m, [&] { return (m.*layer)(std::forward<Args>(args)...); });
+/// A method of ModelBuilder bound so that a failure raises.
+template <typename R, typename... Args> static auto raising(R (ModelBuilder::*method)(Args...)) {
+  return [method](ModelBuilder &m, Args... args) -> R {
+    if constexpr (std::is_void_v<R>) {
+      (m.*method)(std::forward<Args>(args)...);
+      raiseIfFailed(m);
+    } else {
+      R out = (m.*method)(std::forward<Args>(args)...);
+      raiseIfFailed(m);
+      return out;
+    }
   };
 }
 
@@ -95,8 +100,9 @@ void bindBuilder(py::module_ &m) {
       .def("data",
            [](ModelBuilder &b, const std::string &name, std::vector<int64_t> dims,
               const std::string &dtype) {
-             DType t = dtypeFromName(dtype);
-             return checked(b, [&] { return b.data(name, dims, t); });
+             std::string out = b.data(name, dims, dtypeFromName(dtype));
+             raiseIfFailed(b);
+             return out;
            },
            py::arg("name"), py::arg("dims"), py::arg("dtype") = "float32")
       .def("fc", raising(&ModelBuilder::fc), py::arg("x"), py::arg("size"), py::arg("act") = "",
@@ -134,23 +140,18 @@ void bindBuilder(py::module_ &m) {
            py::arg("x"), py::arg("label"))
       .def("mean", raising(&ModelBuilder::mean), py::arg("x"))
       .def("accuracy", raising(&ModelBuilder::accuracy), py::arg("input"), py::arg("label"))
-      .def("set_loss",
-           [](ModelBuilder &b, const std::string &v) { checked(b, [&] { return (b.setLoss(v), 0); }); })
-      .def("add_metric",
-           [](ModelBuilder &b, const std::string &v) { checked(b, [&] { return (b.addMetric(v), 0); }); })
-      .def("add_prediction",
-           [](ModelBuilder &b, const std::string &v) {
-             checked(b, [&] { return (b.addPrediction(v), 0); });
-           })
+      .def("set_loss", raising(&ModelBuilder::setLoss))
+      .def("add_metric", raising(&ModelBuilder::addMetric))
+      .def("add_prediction", raising(&ModelBuilder::addPrediction))
       .def("set_train_feed",
            [](ModelBuilder &b, const py::kwargs &kw) {
-             FeedSpec f = feedSpec(kw);
-             checked(b, [&] { return (b.setTrainFeed(f), 0); });
+             b.setTrainFeed(feedSpec(kw));
+             raiseIfFailed(b);
            })
       .def("set_test_feed",
            [](ModelBuilder &b, const py::kwargs &kw) {
-             FeedSpec f = feedSpec(kw);
-             checked(b, [&] { return (b.setTestFeed(f), 0); });
+             b.setTestFeed(feedSpec(kw));
+             raiseIfFailed(b);
            })
       .def("unique_layer_name", &ModelBuilder::uniqueLayerName)
       .def("status", [](const ModelBuilder &b) { throwIfError(b.status()); })

@@ -5,14 +5,9 @@
 namespace oar::python {
 
 DType dtypeFromName(const std::string &name) {
-  if (name == "float32" || name == "f32")
-    return proto::F32;
-  if (name == "float64" || name == "f64")
-    return proto::F64;
-  if (name == "int32" || name == "i32")
-    return proto::I32;
-  if (name == "int64" || name == "i64")
-    return proto::I64;
+  for (DType d : {proto::F32, proto::F64, proto::I32, proto::I64})
+    if (name == numpyName(d) || name == dtypeName(d))
+      return d;
   throw OarError("unknown dtype \"" + name + "\" (use float32, float64, int32 or int64)");
 }
 

@@ -11,6 +11,7 @@
 #include "executor/executor.h"
 #include "python/src/bindings.h"
 #include "python/src/errors.h"
+#include "python/src/program_vars.h"
 #include "python/src/python_scope.h"
 #include "python/src/signal_watch.h"
 #include "python/src/tensor_bridge.h"
@@ -30,7 +31,7 @@ std::vector<std::pair<std::string, Tensor>> viewFeeds(const proto::Program &prog
   for (auto [key, value] : feed) {
     std::string name = py::str(key);
     std::string what = "feed \"" + name + "\"";
-    const proto::Var *var = prog.blocks_size() ? findVar(prog.blocks(0), name) : nullptr;
+    const proto::Var *var = mainBlockVar(prog, name);
     if (!var)
       throw OarError(what + ": the program has no var of that name");
     if (var->persistable())
@@ -41,17 +42,16 @@ std::vector<std::pair<std::string, Tensor>> viewFeeds(const proto::Program &prog
       throw OarError(what + ": a " + std::string(py::str(value.get_type().attr("__name__"))) +
                      ", not a NumPy array");
     Tensor t = viewOf(value.cast<py::array>(), what);
-    checkAgainstDeclared(t, *var, what);
+    checkAgainstDeclared(t, var->type().dtype(), dimsOf(var->type()), name, what);
     views.emplace_back(std::move(name), std::move(t));
   }
   return views;
 }
 
-std::vector<std::string> fetchNames(const proto::Program &prog, const std::vector<std::string> &fetch) {
+void checkFetches(const proto::Program &prog, const std::vector<std::string> &fetch) {
   for (const std::string &name : fetch)
-    if (!prog.blocks_size() || !findVar(prog.blocks(0), name))
+    if (!mainBlockVar(prog, name))
       throw OarError("fetch_list: the program has no var \"" + name + "\"");
-  return fetch;
 }
 
 /// A copy of the scope's `name` for the caller to keep (GIL released, scope locked).
@@ -61,7 +61,7 @@ llvm::Expected<Tensor> fetchCopy(const Scope &scope, const std::string &name) {
     return makeError("fetch_list: {0} holds no dense value after the run (a sparse gradient, or "
                      "not computed by the ops that ran)",
                      name);
-  return onHost(*t).clone();
+  return ownCopy(*t);
 }
 
 class PyExecutor {
@@ -71,7 +71,7 @@ public:
   py::list run(const proto::Program &prog, PythonScope &scope, const py::dict &feed,
                const std::vector<std::string> &fetch, int block) {
     auto views = viewFeeds(prog, feed);
-    auto names = fetchNames(prog, fetch);
+    checkFetches(prog, fetch);
     SignalWatch signals;
     std::vector<Tensor> fetched;
     llvm::Error err = llvm::Error::success();
@@ -83,8 +83,8 @@ public:
       views.clear();
       // Ctrl-C: the ops after a signal are skipped, and the call raises what its handler did.
       err = exec_.run(prog, scope.scope, block, [&](const proto::Op &) { return !signals.tripped(); });
-      for (size_t i = 0; !err && i < names.size(); ++i) {
-        auto t = fetchCopy(scope.scope, names[i]);
+      for (size_t i = 0; !err && i < fetch.size(); ++i) {
+        auto t = fetchCopy(scope.scope, fetch[i]);
         if (!t)
           err = t.takeError();
         else
@@ -122,7 +122,7 @@ void bindScope(py::module_ &m) {
                py::gil_scoped_release noGil;
                std::lock_guard<std::mutex> lock(s.mutex);
                if (const Tensor *t = s.scope.find(name); t && t->initialized())
-                 copy = onHost(*t).clone();
+                 copy = ownCopy(*t);
              }
              if (!copy)
                return py::none();

@@ -42,7 +42,8 @@ public:
       return py::none();
     py::dict out;
     for (size_t i = 0; i < batch.size(); ++i)
-      out[py::str(source_->columns()[i])] = arrayOver(batch[i].clone());
+      // A source fills the fresh tensors of this call's batch: each is the array's alone.
+      out[py::str(source_->columns()[i])] = arrayOver(std::move(batch[i]));
     epoch_ = epoch;
     return out;
   }

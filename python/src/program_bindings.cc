@@ -6,6 +6,8 @@
 #include "ops/verify.h"
 #include "python/src/bindings.h"
 #include "python/src/errors.h"
+#include "python/src/program_vars.h"
+#include "python/src/dtypes.h"
 #include "support/error.h"
 
 namespace py = pybind11;
@@ -44,7 +46,7 @@ static proto::Program forTest(const proto::Program &prog) {
 
 /// Block 0's var `name`, or oar.Error naming it.
 static const proto::Var &blockVar(const proto::Program &prog, const std::string &name) {
-  const proto::Var *var = prog.blocks_size() ? findVar(prog.blocks(0), name) : nullptr;
+  const proto::Var *var = mainBlockVar(prog, name);
   if (!var)
     throw OarError("the program has no var \"" + name + "\"");
   return *var;
@@ -69,9 +71,6 @@ void bindPrograms(py::module_ &m) {
            py::arg("what") = "program")
       .def("clone", [](const proto::Program &p) { return proto::Program(p); })
       .def("clone_for_test", &forTest)
-      .def("__eq__", [](const proto::Program &a, const proto::Program &b) {
-        return py::bytes(programBytes(a)).equal(programBytes(b));
-      })
       .def_property_readonly("loss", [](const proto::Program &p) { return p.loss(); })
       .def_property_readonly("metrics",
                              [](const proto::Program &p) {
@@ -101,7 +100,7 @@ void bindPrograms(py::module_ &m) {
            })
       .def("has_var",
            [](const proto::Program &p, const std::string &name) {
-             return p.blocks_size() && findVar(p.blocks(0), name);
+             return mainBlockVar(p, name) != nullptr;
            })
       .def("var_dims",
            [](const proto::Program &p, const std::string &name) {
@@ -110,7 +109,8 @@ void bindPrograms(py::module_ &m) {
            })
       .def("var_dtype",
            [](const proto::Program &p, const std::string &name) {
-             return dtypeName(blockVar(p, name).type().dtype()).str();
+             DType d = blockVar(p, name).type().dtype();
+             return d == proto::BF16 ? std::string("bfloat16") : numpyName(d); // bf16: storage only
            })
       .def("var_persistable", [](const proto::Program &p, const std::string &name) {
         return blockVar(p, name).persistable();

@@ -29,12 +29,7 @@ std::vector<Tensor> predictorBatch(const Predictor &p, const py::dict &feed) {
     if (!py::isinstance<py::array>(value))
       throw OarError(what + ": not a NumPy array");
     Tensor t = viewOf(value.cast<py::array>(), what);
-    proto::Var declared;
-    declared.set_name(name);
-    declared.mutable_type()->set_dtype(p.inputType(i));
-    for (int64_t d : p.inputDims(i))
-      declared.mutable_type()->add_dims(d);
-    checkAgainstDeclared(t, declared, what);
+    checkAgainstDeclared(t, p.inputType(i), p.inputDims(i), name, what);
     batch.push_back(std::move(t));
   }
   for (auto [key, value] : feed)

@@ -64,19 +64,19 @@ Tensor viewOf(const py::array &array, const std::string &what) {
   return t;
 }
 
-void checkAgainstDeclared(const Tensor &t, const proto::Var &var, const std::string &what) {
-  auto declared = dimsOf(var.type());
-  bool fits = t.dtype() == var.type().dtype() && t.rank() == declared.size();
-  for (size_t i = 0; fits && i < declared.size(); ++i)
-    fits = declared[i] == -1 || declared[i] == t.dim(i);
+void checkAgainstDeclared(const Tensor &t, DType dtype, llvm::ArrayRef<int64_t> dims,
+                          const std::string &name, const std::string &what) {
+  bool fits = t.dtype() == dtype && t.rank() == dims.size();
+  for (size_t i = 0; fits && i < dims.size(); ++i)
+    fits = dims[i] == -1 || dims[i] == t.dim(i);
   if (!fits)
     throw OarError(what + ": got " + numpyName(t.dtype()) + dimsString(t.dims()) + ", but " +
-                   var.name() + " is declared " + typeString(var.type()));
+                   name + " is declared " + dtypeName(dtype).str() + dimsString(dims));
 }
 
+Tensor ownCopy(const Tensor &t) { return t.device() == Device::Cpu ? t.clone() : onHost(t); }
+
 py::array arrayOver(Tensor t) {
-  if (t.device() != Device::Cpu)
-    t = onHost(t);
   auto *owner = new Tensor(std::move(t));
   py::capsule keep(owner, [](void *p) { delete static_cast<Tensor *>(p); });
   std::vector<py::ssize_t> shape(owner->dims().begin(), owner->dims().end());

@@ -14,11 +14,14 @@ namespace oar::python {
 /// and native-endian float32, float64, int32 or int64; else oar.Error naming `what` ("feed x"),
 /// its dtype and shape.
 Tensor viewOf(const pybind11::array &array, const std::string &what);
-/// oar.Error unless `t` fits `var`'s declaration: its dtype, its rank and every dim that is not
-/// -1. `what` names it.
-void checkAgainstDeclared(const Tensor &t, const proto::Var &var, const std::string &what);
-/// An array over `t`'s buffer (host copy first for a device tensor), keeping the buffer alive.
-/// The caller hands over a tensor nobody else writes (a clone).
+/// oar.Error unless `t` fits the declaration of var `name` (`dtype`, `dims`): the dtype, the rank
+/// and every dim that is not -1. `what` names it.
+void checkAgainstDeclared(const Tensor &t, DType dtype, llvm::ArrayRef<int64_t> dims,
+                          const std::string &name, const std::string &what);
+/// A host copy of `t` that shares no buffer: one copy whether `t` is on the CPU or a device.
+Tensor ownCopy(const Tensor &t);
+/// An array over the host tensor `t`'s buffer, keeping the buffer alive. The caller hands over a
+/// tensor nobody else writes (ownCopy's, or one it made).
 pybind11::array arrayOver(Tensor t);
 /// "float32[64, 784]": an array's dtype and shape for messages.
 std::string describeArray(const pybind11::array &array);
