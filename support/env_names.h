@@ -47,6 +47,8 @@ inline constexpr const char *kOarDirectLinks = "OAR_DIRECT_LINKS"; ///< 0: no di
 inline constexpr const char *kOarPeerMemory = "OAR_PEER_MEMORY";   ///< same-host memory: off or on
 inline constexpr const char *kOarLocalTcp = "OAR_LOCAL_TCP";       ///< 1: TCP, not IPC, on loopback
 inline constexpr const char *kOarListenFd = "OAR_LISTEN_FD"; ///< a listening socket handed over
+/// A node's flags, one a line, for a script oar-launch runs as the node (oar.fleet reads them).
+inline constexpr const char *kOarNodeFlags = "OAR_NODE_FLAGS";
 inline constexpr const char *kOarCheckpointWrites = "OAR_CHECKPOINT_WRITES"; ///< background writes
 // The OpenMP runtime and glibc's allocator, read (and for a node's children, set) by oar.
 inline constexpr const char *kOmpNumThreads = "OMP_NUM_THREADS";

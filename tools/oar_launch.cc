@@ -84,7 +84,15 @@ static cl::opt<std::string> earlyStop("early-stop",
 static cl::opt<std::string> evalEvery("eval-every",
                                       cl::desc("trainer 0 evaluates every N steps or `epoch`"),
                                       cl::cat(dataCategory));
-static cl::opt<std::string> modelDir(cl::Positional, cl::desc("MODEL_DIR (main.pb, startup.pb)"),
+static cl::opt<std::string> interpreter(
+    "script-interpreter",
+    cl::desc("every node runs SCRIPT with this interpreter instead of oar-executor, its flags in "
+             "OAR_NODE_FLAGS (python3 -m oar.launch sets it; oar.fleet reads them): the "
+             "positional is the script, what follows it the script's arguments"),
+    cl::value_desc("PATH"), cl::cat(category));
+static cl::opt<std::string> modelDir(cl::Positional,
+                                     cl::desc("MODEL_DIR (main.pb, startup.pb); SCRIPT with "
+                                              "--script-interpreter"),
                                      cl::Required, cl::cat(category));
 static cl::list<std::string> nodeArgs(cl::ConsumeAfter,
                                       cl::desc("-- <oar-executor flags for every node>"));
@@ -130,9 +138,14 @@ static Expected<oar::runtime::LaunchOptions> launchOptions(const oar::Distribute
   opts.pserverThreads = serverThreads, opts.trainerThreads = workerThreads;
   if (Error err = setTrainerDevice(opts))
     return std::move(err);
-  opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
-  if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
-    opts.extraArgs.erase(opts.extraArgs.begin());
+  if (!interpreter.empty()) { // what follows the script is its own
+    opts.script = {interpreter, modelDir};
+    opts.script.insert(opts.script.end(), nodeArgs.begin(), nodeArgs.end());
+  } else {
+    opts.extraArgs.assign(nodeArgs.begin(), nodeArgs.end());
+    if (!opts.extraArgs.empty() && opts.extraArgs.front() == "--")
+      opts.extraArgs.erase(opts.extraArgs.begin());
+  }
   // Passed on to every node; oar-executor checks the values.
   for (cl::opt<std::string> *flag : {&data, &testData, &epochs, &batchSize, &metrics, &evalEvery,
                                      &learningRate, &keepBest, &earlyStop})

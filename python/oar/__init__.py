@@ -7,11 +7,16 @@ from .framework import (Program, Variable, program_guard, default_main_program,
                         default_startup_program, data, add_metric, add_prediction, load_program)
 from .executor import Executor, Scope, global_scope, CPUPlace, CUDAPlace
 from .io import Predictor, FeedReader, DataFeeder
-from . import initializer, layers, optimizer, regularizer, clip, io, recipes
+from .transpiler import DistributeTranspiler, DistributeTranspilerConfig
+from . import initializer, layers, optimizer, regularizer, clip, io, recipes, fleet, static
+
+
+def enable_static():
+    """Paddle 2.x's paddle.enable_static(): oar's programs are static graphs already."""
 
 __all__ = [
     "Error", "Program", "Variable", "program_guard", "default_main_program",
     "default_startup_program", "data", "add_metric", "add_prediction", "load_program",
     "Executor", "Scope", "global_scope", "CPUPlace", "CUDAPlace", "Predictor", "FeedReader",
-    "DataFeeder", "initializer", "layers", "optimizer", "regularizer", "clip", "io", "recipes",
+    "DataFeeder", "DistributeTranspiler", "DistributeTranspilerConfig", "fleet", "static", "enable_static", "initializer", "layers", "optimizer", "regularizer", "clip", "io", "recipes",
 ]

@@ -7,6 +7,9 @@ from .framework import Program, Variable, default_main_program
 
 Scope = _oar.Scope
 _global_scope = _oar.Scope()
+# Programs whose runs are a distributed trainer's steps (oar.fleet.init_worker puts the main
+# program here): id(program) -> the trainer's run(feed, fetch_names).
+_driven = {}
 
 
 def global_scope():
@@ -35,8 +38,17 @@ class Executor:
             program = default_main_program()
         desc = program.desc if isinstance(program, Program) else program
         names = [v.name if isinstance(v, Variable) else str(v) for v in (fetch_list or [])]
+        step = _driven.get(id(program))
+        if step is not None:  # a trainer of a job: its scope is the trainer's own
+            if scope is not None:
+                raise _oar.Error("exe.run(scope=...): a fleet worker's main program runs in its "
+                                 "trainer's scope")
+            return step(feed or {}, names)
         return self._exe.run(desc, scope if scope is not None else _global_scope,
                              feed or {}, names)
 
     def close(self):
-        """Paddle's exe.close(): an executor holds nothing to release (the scope holds the vars)."""
+        """Paddle's exe.close(): a trainer of a job this process runs (DistributeTranspiler's,
+        fleet's) ends as completed, and its pservers hear it; else nothing to release."""
+        from . import distributed
+        distributed.finish_all()

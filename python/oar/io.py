@@ -55,8 +55,13 @@ def _main_and_startup(program):
 
 
 def save_persistables(executor, dirname, main_program=None, scope=None):
-    """Every persistable var as dirname/<var>.npy, as oar-executor --save writes them."""
+    """Every persistable var as dirname/<var>.npy, as oar-executor --save writes them. The
+    program of a running trainer of a job: trainer 0 saves its params when it ends (exe.close(),
+    fleet.stop_worker()), as oar-executor --save does."""
     program = main_program or default_main_program()
+    from . import distributed
+    if distributed.save_when_done(program, dirname):
+        return
     _oar.save_persistables(program.desc, scope or global_scope(), dirname)
 
 

@@ -11,5 +11,6 @@ void bindOptimizers(pybind11::module_ &m); // optimizer_bindings.cc: optimizers,
 void bindExecutor(pybind11::module_ &m);   // executor_bindings.cc: Scope, Executor, persistables
 void bindFeeds(pybind11::module_ &m);      // feed_bindings.cc: the file formats as batches
 void bindServing(pybind11::module_ &m);    // serving_bindings.cc: export, Predictor
+void bindNodes(pybind11::module_ &m);      // node_bindings.cc: fleet's nodes: place, run, trainer steps
 
 } // namespace oar::python

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_oar, m) {
   oar::python::bindExecutor(m);
   oar::python::bindFeeds(m);
   oar::python::bindServing(m);
+  oar::python::bindNodes(m);
 }

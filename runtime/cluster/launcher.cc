@@ -61,6 +61,14 @@ llvm::Expected<bool> checkLaunch(const LaunchOptions &opts) {
   } else {
     ompSet = omp->has_value();
   }
+  if (!opts.script.empty()) {
+    if (!llvm::sys::fs::can_execute(opts.script.front()))
+      return makeError("{0}: the script's interpreter is not found or not executable",
+                       opts.script.front());
+    if (opts.script.size() < 2 || !llvm::sys::fs::exists(opts.script[1]))
+      return makeError("{0}: no such script", opts.script.size() < 2 ? "" : opts.script[1]);
+    return ompSet;
+  }
   if (!llvm::sys::fs::can_execute(opts.executor))
     return makeError("{0}: oar-executor not found or not executable", opts.executor);
   if (llvm::sys::fs::exists(opts.modelDir + "/trainer.pb"))
@@ -199,11 +207,14 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
   int count = (onePort ? 1 : opts.servers) + (plan.heldRendezvous() && opts.hybrid ? 1 : 0);
   if (llvm::Error err = HeldPort::onLoopback(count).moveInto(plan.ports))
     return std::move(err);
-  plan.common = {"--main",    opts.modelDir + "/main.pb",
-                 "--startup", opts.modelDir + "/startup.pb",
-                 "--mode",    opts.hybrid ? "hybrid" : modeName(opts.mode).str()};
-  if (opts.hybrid)
-    plan.common.push_back("--hybrid-tables=" + modeName(opts.mode).str());
+  // A script builds its own programs and sets its mode (fleet's DistributedStrategy).
+  if (opts.script.empty()) {
+    plan.common = {"--main",    opts.modelDir + "/main.pb",
+                   "--startup", opts.modelDir + "/startup.pb",
+                   "--mode",    opts.hybrid ? "hybrid" : modeName(opts.mode).str()};
+    if (opts.hybrid)
+      plan.common.push_back("--hybrid-tables=" + modeName(opts.mode).str());
+  }
   llvm::append_range(plan.common, opts.extraArgs);
   // A random id per launch: its pservers refuse trainers of any other launch.
   std::random_device entropy;
@@ -225,24 +236,39 @@ llvm::Expected<LaunchPlan> planLaunch(const LaunchOptions &opts) {
   return plan;
 }
 
+/// A script's nodes get their flags in OAR_NODE_FLAGS and run the script instead.
+void asScript(const LaunchOptions &opts, std::vector<std::string> &args, LaunchedNodes::Env &env) {
+  if (opts.script.empty())
+    return;
+  env.emplace_back(env::kOarNodeFlags, llvm::join(args, "\n"));
+  args.assign(opts.script.begin() + 1, opts.script.end());
+}
+
 } // namespace
 
 llvm::Error launch(const LaunchOptions &opts) {
   auto plan = planLaunch(opts);
   if (!plan)
     return plan.takeError();
-  LaunchedNodes nodes(opts.executor, opts.print, opts.tailLines);
-  if (opts.scheduler)
-    nodes.start("scheduler", plan->schedulerArgs(), plan->base, &plan->ports.front());
+  bool script = !opts.script.empty();
+  LaunchedNodes nodes(script ? opts.script.front() : opts.executor, opts.print, opts.tailLines);
+  if (opts.scheduler) {
+    auto env = plan->base;
+    auto args = plan->schedulerArgs();
+    asScript(opts, args, env);
+    nodes.start("scheduler", args, env, &plan->ports.front());
+  }
   for (int i = 0; i < opts.servers; ++i) {
     auto env = plan->base;
     auto args = plan->pserverArgs(i, env);
+    asScript(opts, args, env);
     nodes.start("pserver." + std::to_string(i), args, env,
                 opts.scheduler ? nullptr : &plan->ports[i]);
   }
   for (int i = 0; i < opts.workers; ++i) {
     auto env = plan->base;
     auto args = plan->trainerArgs(i, env);
+    asScript(opts, args, env);
     bool rendezvous = plan->heldRendezvous() && i == 0;
     nodes.start("trainer." + std::to_string(i), args, env,
                 rendezvous ? &plan->ports.back() : nullptr);

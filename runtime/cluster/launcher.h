@@ -24,6 +24,10 @@ struct LaunchOptions {
   bool hybrid = false;
   std::string modelDir; ///< main.pb + startup.pb, or a transpiled directory
   std::string executor; ///< path of oar-executor
+  /// A script run as every node instead of oar-executor (a Python train.py that calls
+  /// oar.fleet): its interpreter's path, then the script and its arguments. Each node's flags
+  /// reach it in OAR_NODE_FLAGS, one a line; modelDir is unused. Empty: oar-executor.
+  std::vector<std::string> script;
   std::string loadDir, saveDir;
   std::vector<std::string> extraArgs; ///< passed to every node
   /// Compute threads per trainer and per pserver, 0 where not set by hand: then OMP_NUM_THREADS

@@ -98,13 +98,14 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const Node &node,
     if (llvm::Error err = setLearningRate(progs.main, run.scope, *o.learningRate))
       return err;
   TrainOptions train = collectiveTrainOptions(node, **group, ranks, startStep, checkpoints);
-  auto reports = trainLoop(run.exec, progs.main, run.scope, train);
+  std::string saveDir; // a driver's, over --save
+  auto reports = trainSteps(node, run, progs.main, train, saveDir);
   if (!reports) // the other ranks' next all-reduce fails: they end too
     return addContext(reports.takeError(), who);
   if (checkpoints)
     if (llvm::Error err = checkpoints->finish(*reports, run.scope))
       return addContext(std::move(err), who);
-  return run.evaluateAndSave(testResult, /*withScores=*/false);
+  return run.evaluateAndSave(testResult, /*withScores=*/false, saveDir);
 }
 
 } // namespace oar::runtime

@@ -52,7 +52,8 @@ llvm::Expected<NodePrograms> loadNodePrograms(const Node &node) {
     std::string stem = "pserver." + std::to_string(*index);
     return loadPair(inDir(dir, stem + ".pb"), inDir(dir, stem + ".startup.pb"));
   }
-  auto single = loadPair(node.options.mainPath, node.options.startupPath);
+  auto single = node.singleMachine ? llvm::Expected<NodePrograms>(*node.singleMachine)
+                                   : loadPair(node.options.mainPath, node.options.startupPath);
   if (!single)
     return single.takeError();
   DistributeConfig config = node.options.config;

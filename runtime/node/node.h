@@ -8,12 +8,18 @@
 
 #include "executor/device.h"
 #include "runtime/cluster/cluster.h"
+#include "runtime/node/driven_steps.h"
 #include "runtime/node/node_options.h"
 #include "train/training_loop.h"
 
 namespace oar::runtime {
 
 class HeldPort; // runtime/transport/held_port.h
+
+/// The programs one node runs.
+struct NodePrograms {
+  proto::Program main, startup;
+};
 
 /// A node ready to run: the user's settings, what its start worked out from them and the
 /// environment, and the hooks of the process that runs it.
@@ -51,15 +57,16 @@ struct Node {
   std::function<bool()> shouldStop;
   /// Polled by a checkpointing pserver: true once per request for a checkpoint (SIGUSR1).
   std::function<bool()> checkpointRequested;
-};
-
-/// The programs one node runs.
-struct NodePrograms {
-  proto::Program main, startup;
+  /// The single-machine programs its caller built (a Python script), transpiled for the node
+  /// instead of --main and --startup. Null: from the options.
+  std::shared_ptr<const NodePrograms> singleMachine;
+  /// A trainer whose steps its caller drives instead of the train feed. Unset: the feed's.
+  StepDriver drive;
 };
 
 /// This node's programs: from a transpiled directory (trainer.pb, pserver.<i>.pb, ...) or by
-/// transpiling the single-machine main/startup in-process with the node's plan.
+/// transpiling the single-machine main/startup (the caller's, else the files) in-process with
+/// the node's plan.
 llvm::Expected<NodePrograms> nodePrograms(const Node &node);
 
 /// Connects, runs startup (fetching the params), trains over this trainer's share of the rows,

@@ -202,16 +202,17 @@ llvm::Error trainWithPservers(const NodePrograms &progs, const Node &node, Mode 
     // at this step: a hybrid job does not recover.
     train.recover = nullptr;
   }
+  std::string saveDir; // a driver's, over --save
   auto reports = node.options.evalOnly
                      ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})
-                     : trainLoop(run.exec, progs.main, run.scope, train);
+                     : trainSteps(node, run, progs.main, train, saveDir);
   if (!reports) // let the pservers stop waiting for us, and say why
     return failed(addContext(reports.takeError(), "trainer " + std::to_string(id)));
   logTableTraffic(node, run.env.tableTraffic, reports->size());
   if (mode == Mode::Geo)
     if (llvm::Error err = finishGeo(run.exec, progs.main, run.scope, run.env))
       return err;
-  if (llvm::Error err = run.evaluateAndSave(testResult, /*withScores=*/true))
+  if (llvm::Error err = run.evaluateAndSave(testResult, /*withScores=*/true, saveDir))
     return err;
   return comm.complete();
 }

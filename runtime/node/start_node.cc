@@ -168,6 +168,8 @@ private:
     node_.log = io_.log;
     node_.shouldStop = io_.shouldStop;
     node_.checkpointRequested = io_.checkpointRequested;
+    node_.singleMachine = io_.programs;
+    node_.drive = io_.drive;
     if (io_.onCollectiveStuck) // named as the failed collective would name it
       node_.onCollectiveStuck = [end = io_.onCollectiveStuck,
                                  who = "trainer " + std::to_string(node_.cluster.trainerId) +
@@ -192,8 +194,12 @@ private:
   llvm::Expected<NodePrograms> jobPrograms() {
     const NodeOptions &o = node_.options;
     const ClusterSpec &c = node_.cluster;
-    if (o.dir.empty() && (o.mainPath.empty() || o.startupPath.empty()))
+    if (o.dir.empty() && (o.mainPath.empty() || o.startupPath.empty()) && !io_.programs)
       return makeError("give --dir (transpiled) or --main and --startup (single-machine)");
+    if (io_.drive && c.role != Role::Trainer)
+      return makeError("this {0} was started for a training loop of its caller's, which only "
+                       "a trainer runs",
+                       roleName(c.role));
     if (o.config.mode == Mode::Collective && c.role != Role::Trainer)
       return makeError("--mode collective: every node is a trainer (no pservers, no scheduler); "
                        "this one is a {0}",

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "runtime/cluster/cluster.h"
+#include "runtime/node/node.h"
 #include "runtime/node/node_options.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,6 +38,12 @@ struct NodeIo {
   /// rendezvous, a scheduler's), taken over instead of bound. Null: the one handed over in
   /// OAR_LISTEN_FD, if any.
   std::shared_ptr<HeldPort> heldPort;
+  /// The single-machine programs, built by the caller (a Python script), instead of --main and
+  /// --startup: the node transpiles them for its role. Null: the options say where they are.
+  std::shared_ptr<const NodePrograms> programs;
+  /// A trainer's steps, driven by the caller (a Python loop over its own batches) instead of the
+  /// program's train feed; the node runs its start and its end around them. Unset: the feed's.
+  StepDriver drive;
 };
 
 /// Runs the node `options` describe: on one machine when it has no role, else as a trainer, a

@@ -26,7 +26,8 @@ llvm::Error TrainerRun::start() {
   return llvm::Error::success();
 }
 
-llvm::Error TrainerRun::evaluateAndSave(std::optional<EvalResult> &testResult, bool withScores) {
+llvm::Error TrainerRun::evaluateAndSave(std::optional<EvalResult> &testResult, bool withScores,
+                                        const std::string &saveDir) {
   if (node_.cluster.trainerId != 0)
     return llvm::Error::success();
   const proto::Program &main = progs_.main;
@@ -52,9 +53,22 @@ llvm::Error TrainerRun::evaluateAndSave(std::optional<EvalResult> &testResult, b
         return err;
     testResult = *eval;
   }
-  if (!node_.options.saveDir.empty())
-    return savePersistables(main, scope, node_.options.saveDir, /*parametersOnly=*/true);
+  const std::string &dir = saveDir.empty() ? node_.options.saveDir : saveDir;
+  if (!dir.empty())
+    return savePersistables(main, scope, dir, /*parametersOnly=*/true);
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<StepReport>> trainSteps(const Node &node, TrainerRun &run,
+                                                   const proto::Program &main,
+                                                   const TrainOptions &train, std::string &saveDir) {
+  if (!node.drive)
+    return trainLoop(run.exec, main, run.scope, train);
+  auto driven = driveSteps(node.drive, run.exec, main, run.scope, train, node.cluster.trainerId);
+  if (!driven)
+    return driven.takeError();
+  saveDir = driven->saveDir;
+  return std::move(driven->reports);
 }
 
 TrainOptions trainerTrainOptions(const Node &node, int64_t trainers) {

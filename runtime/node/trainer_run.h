@@ -19,8 +19,10 @@ public:
   /// Takes the trainer's device on this thread and runs startup. Errors name the trainer.
   llvm::Error start();
   /// Trainer 0: the test feed's evaluation (with `withScores`, its predictions written to
-  /// --test-scores) into `testResult`, then --save. Other trainers: nothing.
-  llvm::Error evaluateAndSave(std::optional<EvalResult> &testResult, bool withScores);
+  /// --test-scores) into `testResult`, then --save (or `saveDir`, a driver's, when given).
+  /// Other trainers: nothing.
+  llvm::Error evaluateAndSave(std::optional<EvalResult> &testResult, bool withScores,
+                              const std::string &saveDir = "");
 
   RunEnv env;
   Executor exec;
@@ -30,6 +32,12 @@ private:
   const Node &node_;
   const NodePrograms &progs_;
 };
+
+/// The trainer's steps: the caller's (node.drive) or its train feed's; `saveDir` receives where
+/// a driver asked trainer 0 to save ("": none asked).
+llvm::Expected<std::vector<StepReport>> trainSteps(const Node &node, TrainerRun &run,
+                                                   const proto::Program &main,
+                                                   const TrainOptions &train, std::string &saveDir);
 
 /// A trainer's TrainOptions: the node's, with this trainer's share of the rows (a trainer that
 /// joined an elastic job shares one), its callbacks and its stop check. Evaluations are the
