@@ -7,8 +7,8 @@ click log (oar-gen-ctr writes one). What differs from the seed, and why:
   own reader of its downloaded files;
 - the model is examples/wide_deep.cc's (hashed ids folded into 2^18 rows, a wide part and a
   3-layer deep part, Adagrad), small enough for a test;
-- --mode sync|async|geo and --k-steps set the strategy from the command line, so one script runs
-  in each mode; --save DIR: worker 0 saves the params there when it stops;
+- --mode sync|async|geo|hybrid and --k-steps set the strategy from the command line, so one script runs
+  in each mode (hybrid is oar's own: launch it with --mode=hybrid too); --save DIR: worker 0 saves the params there when it stops;
 - GEO: oar's distributed tables train sync or async only, so in GEO the tables are ordinary
   (is_distributed=False) params of 2^18 rows whose changes each trainer pushes every k steps.
 Run: oar-gen-ctr -o /tmp/ctr --train-lines=20000 --test-lines=2000
@@ -24,7 +24,7 @@ from oar import fleet
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--train", required=True)
-parser.add_argument("--mode", default="async", choices=["sync", "async", "geo"])
+parser.add_argument("--mode", default="async", choices=["sync", "async", "geo", "hybrid"])
 parser.add_argument("--k-steps", type=int, default=100)
 parser.add_argument("--batch", type=int, default=500)
 parser.add_argument("--epochs", type=int, default=1)
@@ -73,6 +73,7 @@ paddle.static.default_main_program().set_train_feed(
 
 strategy = fleet.DistributedStrategy()
 strategy.a_sync = args.mode != "sync"
+strategy.hybrid = args.mode == "hybrid"  # oar's: dense params all-reduced, tables on pservers
 if args.mode == "geo":
     strategy.a_sync_configs = {"k_steps": args.k_steps}
 optimizer = paddle.optimizer.Adagrad(learning_rate=0.02)

@@ -29,6 +29,15 @@ def _split(args):
     return args, []
 
 
+def _mode_of(flags):
+    for i, f in enumerate(flags):
+        name = f.lstrip("-").split("=")[0]
+        if name == "mode":
+            return f.split("=", 1)[1] if "=" in f else (flags[i + 1] if i + 1 < len(flags)
+                                                          else "")
+    return "sync"  # oar-launch's default
+
+
 def main(argv=None):
     flags, command = _split(list(sys.argv[1:] if argv is None else argv))
     launcher = os.environ.get("OAR_LAUNCH") or os.path.join(_tools.TOOLS_DIR, "oar-launch")
@@ -36,6 +45,9 @@ def main(argv=None):
         sys.stderr.write("oar.launch: error: name the script: python3 -m oar.launch "
                          "--server_num=1 --worker_num=2 train.py\n")
         return 2
+    # The launch's mode sets its layout (collective: no pservers; collective and hybrid: the
+    # trainers' rendezvous): fleet.init() checks the script's strategy against it.
+    os.environ["OAR_LAUNCH_MODE"] = _mode_of(flags)
     if not os.access(launcher, os.X_OK):
         sys.stderr.write(f"oar.launch: error: {launcher}: oar-launch not found (set OAR_LAUNCH)\n")
         return 2

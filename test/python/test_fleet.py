@@ -147,7 +147,7 @@ def first_and_last_loss(output):
     return float(first), float(last)
 
 
-@pytest.mark.parametrize("mode", ["async", "geo"])
+@pytest.mark.parametrize("mode", ["async", "geo", "hybrid"])
 def test_fleet_wide_deep_trains_as_a_job(clicks, mode, tmp_path):
     run = launch(*wide_deep(clicks, mode, str(tmp_path / "save")), mode=mode)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
@@ -163,6 +163,12 @@ def test_fleet_wide_deep_under_paddle_variables_by_hand(clicks, tmp_path):
     for rc, out in outputs:
         assert rc == 0, out[-3000:]
     assert os.path.exists(tmp_path / "save" / "fc_4.w_0.npy")
+
+
+def test_a_strategy_that_does_not_fit_the_launch_is_refused(clicks, tmp_path):
+    run = launch(*wide_deep(clicks, "async", str(tmp_path / "save")), mode="hybrid")
+    assert run.returncode != 0
+    assert "launch it with --mode=async" in run.stderr, run.stderr[-2000:]
 
 
 def test_fleet_script_runs_alone_on_one_machine(clicks, tmp_path):

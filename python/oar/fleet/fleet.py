@@ -6,6 +6,7 @@ does; a server runs to the job's end in run_server(); a worker's exe.run(main) s
 that init_worker() started and stop_worker() ends. With no role anywhere it trains on one
 machine, the same script unchanged."""
 
+import os
 import sys
 
 from .. import _oar
@@ -95,6 +96,7 @@ class Fleet:
         flags = list(self._flags)
         if self._where()["role"]:
             flags += self._strategy.flags(self._collective)
+            _check_launch_layout(flags[len(self._flags)].split("=", 1)[1])
         return flags
 
     def _programs(self):
@@ -166,6 +168,17 @@ class Fleet:
     def barrier_worker(self):
         raise _oar.Error("fleet.barrier_worker(): oar's sync steps are the trainers' barrier; "
                          "there is no separate one")
+
+
+def _check_launch_layout(mode):
+    """python3 -m oar.launch --mode lays the job out (collective: no pservers; collective and
+    hybrid: the trainers' rendezvous); sync, async and geo share one layout."""
+    launched = os.environ.get("OAR_LAUNCH_MODE")
+    layouts = {"collective": "collective", "hybrid": "hybrid"}
+    if launched and layouts.get(launched, "ps") != layouts.get(mode, "ps"):
+        raise _oar.Error(f"the script's DistributedStrategy plans its job as {mode}, but "
+                         f"oar.launch laid the job out for {launched}: launch it with "
+                         f"--mode={mode}")
 
 
 class _DistributedOptimizer:
