@@ -28,7 +28,7 @@ def start_trainer(flags, program, startup):
     """A trainer of the job, started now; exe.run(program) is then one of its steps."""
     trainer = _oar.TrainerNode(flags, program.desc, startup.desc)
     _running.append(_Running(trainer, program))
-    _executor._driven[id(program)] = trainer.run
+    _executor._driven[id(program)] = (program, trainer.run)
     return trainer
 
 

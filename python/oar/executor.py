@@ -8,7 +8,8 @@ from .framework import Program, Variable, default_main_program
 Scope = _oar.Scope
 _global_scope = _oar.Scope()
 # Programs whose runs are a distributed trainer's steps (oar.fleet.init_worker puts the main
-# program here): id(program) -> the trainer's run(feed, fetch_names).
+# program here): id(program) -> (program, the trainer's run(feed, fetch_names)). The program is
+# kept, so that its id names no other program meanwhile.
 _driven = {}
 
 
@@ -38,7 +39,8 @@ class Executor:
             program = default_main_program()
         desc = program.desc if isinstance(program, Program) else program
         names = [v.name if isinstance(v, Variable) else str(v) for v in (fetch_list or [])]
-        step = _driven.get(id(program))
+        program_and_step = _driven.get(id(program))
+        step = program_and_step[1] if program_and_step and program_and_step[0] is program else None
         if step is not None:  # a trainer of a job: its scope is the trainer's own
             if scope is not None:
                 raise _oar.Error("exe.run(scope=...): a fleet worker's main program runs in its "

@@ -52,7 +52,7 @@ class DistributeTranspiler:
 
     def _runs_as(self, desc, run):
         program = Program(_desc=desc)
-        _executor._driven[id(program)] = run
+        _executor._driven[id(program)] = (program, run)
         return program
 
     def get_trainer_program(self, wait_port=True):

@@ -8,6 +8,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "python/src/tensor_bridge.h"
 #include "runtime/node/node_place.h"
 #include "runtime/node/start_node.h"
+#include "support/env_names.h"
 #include "support/error.h"
 #include "support/option_table.h"
 #include "llvm/Support/raw_ostream.h"
@@ -64,12 +67,29 @@ std::unique_ptr<NodeOptions> parseNodeFlags(const std::vector<std::string> &flag
   return options;
 }
 
-const char *processEnv(const char *name) { return std::getenv(name); }
+/// The process's environment, but the listening socket oar-launch handed over (OAR_LISTEN_FD)
+/// goes to the first node that asks: a second node of the process binds its own port.
+const char *processEnv(const char *name) {
+  static std::mutex mutex;
+  static std::optional<std::string> listenFd; // set once taken
+  if (std::strcmp(name, env::kOarListenFd) != 0)
+    return std::getenv(name);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (listenFd)
+    return nullptr;
+  const char *value = std::getenv(name);
+  listenFd = value ? value : "";
+  unsetenv(name);
+  return listenFd->empty() ? nullptr : listenFd->c_str();
+}
+
+/// placeNode's view of the environment, which leaves the handed-over socket where it is.
+const char *peekEnv(const char *name) { return std::getenv(name); }
 
 /// Where the environment's launch convention and `flags` put this process.
 py::dict placeOf(const std::vector<std::string> &flags) {
   auto options = parseNodeFlags(flags);
-  runtime::ClusterSpec c = unwrap(runtime::placeNode(*options, processEnv));
+  runtime::ClusterSpec c = unwrap(runtime::placeNode(*options, peekEnv));
   py::dict d;
   d["role"] = c.role == Role::None ? std::string() : roleName(c.role).str();
   d["trainer_id"] = c.trainerId;
@@ -100,7 +120,10 @@ public:
   NodeThread(const NodeThread &) = delete;
   /// Stops the node if it still runs, and waits for it (the node's own loops poll the stop).
   ~NodeThread() {
-    stop = true;
+    {
+      std::unique_lock<std::mutex> lock = lockWithoutGil();
+      stop = true; // under the lock: a waiter between its check and its sleep still wakes
+    }
     changed.notify_all();
     if (thread_.joinable()) {
       py::gil_scoped_release noGil;
@@ -131,7 +154,10 @@ public:
         continue;
       lock.unlock();
       interrupted = PyErr_CheckSignals() != 0; // runs the handlers (main thread), GIL held
-      lock.lock();
+      {
+        py::gil_scoped_release noGil; // the mutex is only ever taken without the GIL
+        lock.lock();
+      }
       if (interrupted) {
         stop = true;
         changed.notify_all();
@@ -265,6 +291,8 @@ public:
   void finish(const std::string &saveDir) {
     {
       auto lock = node_->lockWithoutGil();
+      // a step another Python thread asked for ends first
+      node_->waitUntil(lock, [&] { return state_ != State::Step || node_->ended(); });
       if (state_ == State::Ready) {
         saveDir_ = saveDir;
         state_ = State::Finish;
@@ -293,7 +321,6 @@ public:
     }
   }
 
-  bool running() const { return state_ == State::Ready; }
   int64_t trainerId() const { return trainerId_; }
   proto::Program program() const { return main_; }
 
@@ -330,6 +357,11 @@ private:
     }
   }
 
+public:
+  /// The node's thread uses the members below: it ends first.
+  ~TrainerNode() { node_.reset(); }
+
+private:
   static Tensor unwrapNoGil(llvm::Expected<Tensor> t) {
     if (!t) {
       py::gil_scoped_acquire gil;
@@ -364,7 +396,6 @@ void bindNodes(py::module_ &m) {
       .def("run", &TrainerNode::run, py::arg("feed"), py::arg("fetch_list"))
       .def("finish", &TrainerNode::finish, py::arg("save_dir") = "")
       .def("abandon", &TrainerNode::abandon, py::arg("why") = "")
-      .def_property_readonly("running", &TrainerNode::running)
       .def_property_readonly("trainer_id", &TrainerNode::trainerId)
       .def_property_readonly("program", &TrainerNode::program,
                              "the trainer's program, transpiled for this node");

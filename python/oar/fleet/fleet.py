@@ -127,10 +127,11 @@ class Fleet:
         if not self.is_server():
             raise _oar.Error("fleet.run_server() on a %s" % (self._where()["role"] or
                                                              "single-machine run"))
+        programs = self._programs()
         flags = self._node_flags()
         if self._load_dir:
             flags += ["--load=" + self._load_dir]
-        _oar.run_node(flags, *self._programs())
+        _oar.run_node(flags, *programs)
 
     # --- workers ----------------------------------------------------------------------------
     def init_worker(self, scopes=None):
