@@ -151,6 +151,9 @@ def first_and_last_loss(output):
 def test_fleet_wide_deep_trains_as_a_job(clicks, mode, tmp_path):
     run = launch(*wide_deep(clicks, mode, str(tmp_path / "save")), mode=mode)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    # a job, not four nodes training alone: the pservers served both trainers to the end
+    assert "all 4 nodes finished" in run.stdout
+    assert run.stdout.count("all trainers completed") == 2, run.stdout[-3000:]
     first, last = first_and_last_loss(run.stdout)
     assert last < first, run.stdout[-2000:]
     saved = params(tmp_path / "save", names=("fc_4.w_0", "fc_0.w_0"))
@@ -162,6 +165,7 @@ def test_fleet_wide_deep_under_paddle_variables_by_hand(clicks, tmp_path):
                             free_ports(1), 2)
     for rc, out in outputs:
         assert rc == 0, out[-3000:]
+    assert "all trainers completed" in outputs[0][1], outputs[0][1][-3000:]
     assert os.path.exists(tmp_path / "save" / "fc_4.w_0.npy")
 
 
