@@ -15,13 +15,8 @@ cd "$(dirname "$0")/.."
 b=build
 work=$(mktemp -d /tmp/oar-predict.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-$b/oar-gen-ctr --train-lines="$lines" --test-lines=20000 -o "$work/data" >/dev/null
-$b/oar-model --model=wide_deep --format=criteo --data="$work/data/train.txt" \
-  --test-data="$work/data/test.txt" -o "$work/model" >/dev/null
-$b/oar-executor --main "$work/model/main.pb" --startup "$work/model/startup.pb" \
-  --save "$work/save" >/dev/null
-$b/oar-export "$work/model" --load "$work/save" -o "$work/export" >/dev/null
-mkdir -p "$work/rows"
+source bench/ctr_export.sh
+ctrExport "$work" "$lines"
 echo "# $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u +%F)"
 oarRun() { # oarRun PRECISION ROUND [bench_predict flags]
   local precision=$1 round=$2

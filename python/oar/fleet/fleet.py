@@ -95,8 +95,8 @@ class Fleet:
     def _node_flags(self):
         flags = list(self._flags)
         if self._where()["role"]:
+            _check_launch_layout(self._strategy._mode(self._collective))
             flags += self._strategy.flags(self._collective)
-            _check_launch_layout(flags[len(self._flags)].split("=", 1)[1])
         return flags
 
     def _programs(self):
