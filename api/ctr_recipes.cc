@@ -1,6 +1,6 @@
 // The CTR recipes, wide & deep and DeepFM, over a click log's label, dense features and slots:
 // Criteo's layout (13 dense, 26 slots) or any schema's (feed/schema.h).
-#include <numeric>
+#include <iterator>
 
 #include "api/recipes.h"
 #include "feed/schema.h"
@@ -12,44 +12,89 @@ namespace {
 
 constexpr int64_t kCriteoSlots = 26, kCriteoDense = 13;
 
-/// The parts both models share: the feed's vars, the keys folded into the tables, the first-order
-/// (wide) term and the deep tower's input.
-/// The keys a row holds: `single` single-valued slots, then a run of keys per multi-valued slot
-/// (weighed by the feed's weights var, then pooled into one slot).
+/// The keys a row holds, slot by slot (feed/schema.h's KeySection): single-valued slots, runs of
+/// keys of multi-valued ones (weighed by the feed's weights var, then pooled into one slot), and
+/// which of them the deep part reads (crosses only when marked deep).
 struct KeyLayout {
-  int64_t single = 0;
-  std::vector<int64_t> multi; // max_values of each multi-valued slot
-  int64_t keys() const { return single + std::accumulate(multi.begin(), multi.end(), int64_t(0)); }
-  int64_t slots() const { return single + static_cast<int64_t>(multi.size()); }
+  std::vector<KeySection> sections;
+  int64_t keys() const {
+    int64_t n = 0;
+    for (const KeySection &k : sections)
+      n += k.width;
+    return n;
+  }
+  int64_t slots() const { return static_cast<int64_t>(sections.size()); }
+  bool weighted() const {
+    return llvm::any_of(sections, [](const KeySection &k) { return k.multi; });
+  }
+  KeyLayout deepOnly() const {
+    KeyLayout d;
+    llvm::copy_if(sections, std::back_inserter(d.sections),
+                  [](const KeySection &k) { return k.deep; });
+    return d;
+  }
 };
 
+/// The parts both models share: the feed's vars, the keys folded into the tables, the first-order
+/// (wide) term and the deep tower's input.
 struct CtrInputs {
   int64_t slots = 0, dense = 0;
   std::string label, denseVar, ids, weights;
   std::string wide;    // [B, 1]: a weight per key, summed over the slots, + a linear dense term
-  std::string vectors; // [B, slots, embDim]: each slot's embedding
-  std::string deepIn;  // [B, slots * embDim + dense]: the embeddings and the dense features
+  std::string vectors; // [B, deep slots, embDim]: each deep slot's embedding
+  std::string deepIn;  // [B, deep slots * embDim + dense]: the embeddings and the dense features
 };
+
+/// Runs of consecutive sections alike in `same` (fewer split and concat pieces): each run's width
+/// and its first section.
+template <typename Same>
+std::vector<std::pair<int64_t, const KeySection *>> runsOf(const KeyLayout &layout, Same same) {
+  std::vector<std::pair<int64_t, const KeySection *>> runs;
+  for (const KeySection &k : layout.sections)
+    if (!runs.empty() && same(*runs.back().second, k) && !k.multi && !runs.back().second->multi)
+      runs.back().first += k.width;
+    else
+      runs.push_back({k.width, &k});
+  return runs;
+}
 
 /// Each multi-valued slot's keys' vectors ([B, keys, K], weighed) summed into one slot's:
 /// [B, slots, K].
 std::string poolSlots(ModelBuilder &m, const std::string &vectors, const KeyLayout &keys) {
-  std::vector<int64_t> sections = keys.multi;
-  if (keys.single > 0)
-    sections.insert(sections.begin(), keys.single);
+  auto runs = runsOf(keys, [](const KeySection &, const KeySection &) { return true; });
+  std::vector<int64_t> sections;
+  for (auto &r : runs)
+    sections.push_back(r.first);
   std::vector<std::string> pieces = m.split(vectors, sections, 1);
-  for (size_t i = keys.single > 0 ? 1 : 0; i < pieces.size(); ++i)
-    pieces[i] = m.reduceSum(pieces[i], {1}, /*keepDim=*/true);
+  for (size_t i = 0; i < pieces.size(); ++i)
+    if (runs[i].second->multi)
+      pieces[i] = m.reduceSum(pieces[i], {1}, /*keepDim=*/true);
   return pieces.size() == 1 ? pieces[0] : m.concat(pieces, 1);
+}
+
+/// The columns of `x` ([B, keys]) that the deep sections hold.
+std::string deepColumns(ModelBuilder &m, const std::string &x, const KeyLayout &layout) {
+  auto runs = runsOf(layout, [](const KeySection &a, const KeySection &b) {
+    return a.deep == b.deep;
+  });
+  std::vector<int64_t> widths;
+  for (auto &r : runs)
+    widths.push_back(r.first);
+  std::vector<std::string> pieces = m.split(x, widths, 1), deep;
+  for (size_t i = 0; i < pieces.size(); ++i)
+    if (runs[i].second->deep)
+      deep.push_back(pieces[i]);
+  return deep.size() == 1 ? deep[0] : m.concat(deep, 1);
 }
 
 CtrInputs ctrInputs(ModelBuilder &m, const RecipeSpec &s, const KeyLayout &layout,
                     int64_t dense) {
   CtrInputs in;
-  int64_t keyCount = layout.keys(), slots = layout.slots();
-  in.slots = slots, in.dense = dense;
+  int64_t keyCount = layout.keys();
+  KeyLayout deep = layout.deepOnly();
+  in.slots = deep.slots(), in.dense = dense;
   std::string keys = m.data("sparse", {keyCount}, proto::I64);
-  if (!layout.multi.empty())
+  if (layout.weighted())
     in.weights = m.data("weights", {keyCount});
   if (dense > 0)
     in.denseVar = m.data("dense", {dense});
@@ -63,12 +108,18 @@ CtrInputs ctrInputs(ModelBuilder &m, const RecipeSpec &s, const KeyLayout &layou
   in.wide = m.reduceSum(weights, {1}, /*keepDim=*/true);
   if (dense > 0)
     in.wide = m.elementwise("elementwise_add", in.wide, m.fc(in.denseVar, 1));
-  in.vectors = m.embedding(in.ids, s.vocab, s.embDim, /*isSparse=*/true, s.distributedTables,
+  bool allDeep = deep.keys() == keyCount;
+  std::string deepIds = allDeep ? in.ids : deepColumns(m, in.ids, layout);
+  in.vectors = m.embedding(deepIds, s.vocab, s.embDim, /*isSparse=*/true, s.distributedTables,
                            Initializer::uniform(-0.05f, 0.05f));
-  if (!in.weights.empty())
+  if (deep.weighted()) {
+    std::string deepWeights = allDeep ? in.weights : deepColumns(m, in.weights, layout);
     in.vectors = poolSlots(
-        m, m.elementwise("elementwise_mul", in.vectors, in.weights, /*axis=*/0), layout);
-  in.deepIn = m.reshape(in.vectors, {-1, slots * s.embDim});
+        m, m.elementwise("elementwise_mul", in.vectors, deepWeights, /*axis=*/0), deep);
+  }
+  if (deep.keys() == 1) // a lookup of ids [B, 1] gives [B, K]: the FM term wants [B, 1, K]
+    in.vectors = m.reshape(in.vectors, {-1, 1, s.embDim});
+  in.deepIn = m.reshape(in.vectors, {-1, in.slots * s.embDim});
   if (dense > 0)
     in.deepIn = m.concat({in.deepIn, in.denseVar});
   return in;
@@ -98,22 +149,30 @@ std::string factorisationMachine(ModelBuilder &m, const CtrInputs &in) {
 
 } // namespace
 
-void applyCtrDefaults(RecipeSpec &spec, bool optimizerGiven, bool lrGiven, bool batchGiven,
-                      bool hiddenGiven) {
+void applyCtrDefaults(RecipeSpec &spec, const llvm::StringSet<> &given) {
   if (spec.model != "wide_deep" && spec.model != "deepfm")
     return;
-  if (!optimizerGiven)
+  if (!given.count("optimizer"))
     spec.optimizer = "adagrad";
-  if (!lrGiven)
+  if (!given.count("lr"))
     spec.lr = 0.02f;
-  if (!batchGiven)
+  if (!given.count("batch-size"))
     spec.batchSize = 1000;
-  if (!hiddenGiven)
+  if (!given.count("hidden"))
     spec.hidden = {400, 400, 400};
+  if (!given.count("shuffle")) // click logs come sorted by time
+    spec.shuffle = true;
+}
+
+std::string ctrDefaultsText() {
+  return "wide_deep and deepfm, for each flag not given: --optimizer=adagrad --lr=0.02 "
+         "--batch-size=1000 --hidden=400,400,400 --shuffle (a bounded buffer); with a schema, "
+         "plain dense columns standardized from the data and --vocab sized to its keys";
 }
 
 llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
-  KeyLayout keys{kCriteoSlots, {}};
+  KeyLayout keys;
+  keys.sections.assign(kCriteoSlots, {"criteo", 1, false, true});
   int64_t dense = kCriteoDense;
   if (s.schema) {
     if (s.format == "criteo" || s.format.empty())
@@ -123,13 +182,9 @@ llvm::Expected<ModelBuilder> buildCtrRecipe(const RecipeSpec &s) {
     if (!s.schema->label_kind().empty() && s.schema->label_kind() != "binary")
       return makeError("--model={0} predicts clicks: its label is binary (0 or 1), not {1}",
                        s.model, s.schema->label_kind());
-    keys.single = 0;
-    for (const proto::FeedColumn &c : s.schema->sparse())
-      if (c.max_values() > 0)
-        keys.multi.push_back(c.max_values());
-    keys.single = slotCount(*s.schema) - static_cast<int64_t>(keys.multi.size());
+    keys.sections = keySections(*s.schema);
     dense = denseWidth(*s.schema);
-    if (keys.slots() == 0)
+    if (keys.deepOnly().slots() == 0)
       return makeError("--model={0} embeds categorical columns: give it at least one --sparse "
                        "column (or a bucketized --dense one)",
                        s.model);

@@ -13,11 +13,11 @@ static llvm::Expected<std::unique_ptr<Optimizer>> namedOptimizer(const RecipeSpe
   if (s.optimizer == "momentum")
     return std::make_unique<Momentum>(s.lr, s.momentum);
   if (s.optimizer == "adam")
-    return std::make_unique<Adam>(s.lr, s.beta1, s.beta2, s.epsilon);
+    return std::make_unique<Adam>(s.lr, s.beta1, s.beta2, s.epsilon.value_or(1e-8f));
   if (s.optimizer == "adamw")
-    return std::make_unique<AdamW>(s.lr, 0.01f, s.beta1, s.beta2, s.epsilon);
+    return std::make_unique<AdamW>(s.lr, 0.01f, s.beta1, s.beta2, s.epsilon.value_or(1e-8f));
   if (s.optimizer == "adagrad")
-    return std::make_unique<Adagrad>(s.lr, s.epsilon == 1e-8f ? 1e-6f : s.epsilon);
+    return std::make_unique<Adagrad>(s.lr, s.epsilon.value_or(1e-6f));
   return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam, adamw or adagrad)",
                    s.optimizer);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "api/optimizer.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace oar {
 
@@ -12,7 +13,8 @@ struct RecipeSpec {
   std::string act = "relu";               // between mlp layers
   std::string loss = "square_error_cost"; // or softmax_with_cross_entropy
   std::string optimizer = "sgd";          // sgd | momentum | adam | adamw | adagrad
-  float lr = 0.01f, momentum = 0.9f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  float lr = 0.01f, momentum = 0.9f, beta1 = 0.9f, beta2 = 0.999f;
+  std::optional<float> epsilon; // unset: the optimizer's own (adam 1e-8, adagrad 1e-6)
   // The training toolkit (docs/training.md): after each hidden fc, a norm (none | batch |
   // layer) before its activation and dropout after it; L2 (adamw: decoupled) weight decay,
   // clipping by global norm (0: off) and the learning rate's schedule.
@@ -36,10 +38,22 @@ struct RecipeSpec {
   float admitProbability = 1.0f;
 };
 
-/// The flags of a CTR model (wide_deep, deepfm) that reach a good AUC on oar-gen-ctr's data when
-/// the user gives none: Adagrad, batch 1000, hidden 400,400,400.
-void applyCtrDefaults(RecipeSpec &spec, bool optimizerGiven, bool lrGiven, bool batchGiven,
-                      bool hiddenGiven);
+/// The settings a CTR model (wide_deep, deepfm) takes for each flag the user did not give
+/// (`given` holds the names of those they did, as "lr"): what ctrDefaultsText() lists.
+void applyCtrDefaults(RecipeSpec &spec, const llvm::StringSet<> &given);
+/// Those defaults in words, for --help.
+std::string ctrDefaultsText();
+
+/// What a recipe reads from its training data before it is built (api/recipe_data.cc): a CTR
+/// model standardizes its schema's plain dense columns (unless `given` has "raw-dense"), the
+/// schema's auto statistics are computed in one pass over spec.data, and the tables get a vocab
+/// sized to the keys found there (4 rows a distinct key, 1024 to 2^22) unless "vocab" was given.
+/// Returns one line per thing it decided, for the tool to print.
+llvm::Expected<std::vector<std::string>> fitRecipeToData(RecipeSpec &spec,
+                                                         const llvm::StringSet<> &given);
+
+/// The settings a recipe is built with, one "name value" line each (oar-model prints them).
+std::string describeRecipe(const RecipeSpec &spec);
 
 /// Builds main and startup programs for `spec`, with its data feeds, loss and metrics.
 /// Errors name the bad field.

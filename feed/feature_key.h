@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "support/hash.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace oar {
@@ -24,6 +25,16 @@ uint64_t integerKeyFrom(uint64_t columnHash, int64_t value);
 /// id_mod keeps). Inline: the parsers call it for every cell.
 inline uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
   return mixKey(fnv1a64(value, columnHash)) >> 1;
+}
+
+/// The key of a crossed column's value: its columns' keys (in the cross's order) mixed one by one
+/// into the cross's own column hash, so "a*b" keys differ from "b*a" keys and from every
+/// column's. The feeds' crosses and the feature_cross op call this.
+inline uint64_t crossKeyFrom(uint64_t crossHash, llvm::ArrayRef<uint64_t> keys) {
+  uint64_t h = crossHash;
+  for (uint64_t k : keys)
+    h = mixKey(h ^ (k + 0x9e3779b97f4a7c15ULL)); // the constant: a zero key still mixes
+  return h >> 1;
 }
 
 } // namespace oar

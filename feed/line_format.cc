@@ -12,8 +12,28 @@ llvm::Error LineFormat::startWithLabel(const char *&at, const char *end, std::ve
   return columns_.setCell(columns_.roles()[0], nextToken(at, end), rows, r);
 }
 
-llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef format,
-                                                           const SchemaColumns &columns) {
+namespace {
+
+/// A format whose rows then get their crosses' keys (from the keys the format set).
+class CrossingFormat : public LineFormat {
+public:
+  CrossingFormat(std::unique_ptr<LineFormat> inner, const SchemaColumns &columns)
+      : LineFormat(columns), inner_(std::move(inner)) {}
+  bool hasHeader() const override { return inner_->hasHeader(); }
+  llvm::Error readHeader(llvm::StringRef line) override { return inner_->readHeader(line); }
+  llvm::Error parse(llvm::StringRef line, FeedRows &rows, int64_t r) override {
+    if (llvm::Error err = inner_->parse(line, rows, r))
+      return err;
+    columns_.finishRow(rows, r);
+    return llvm::Error::success();
+  }
+
+private:
+  std::unique_ptr<LineFormat> inner_;
+};
+
+llvm::Expected<std::unique_ptr<LineFormat>> makeUncrossedFormat(llvm::StringRef format,
+                                                                const SchemaColumns &columns) {
   if (format == "csv")
     return makeDelimitedFormat(columns, ',');
   if (format == "tsv")
@@ -27,6 +47,16 @@ llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef forma
   return makeError("\"{0}\" is not a format read with a schema (use csv, tsv, slot, libffm or "
                    "libsvm)",
                    format);
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<LineFormat>> makeLineFormat(llvm::StringRef format,
+                                                           const SchemaColumns &columns) {
+  auto inner = makeUncrossedFormat(format, columns);
+  if (!inner || !columns.hasCrosses())
+    return inner;
+  return std::make_unique<CrossingFormat>(std::move(*inner), columns);
 }
 
 } // namespace oar

@@ -51,6 +51,12 @@ bool parseInteger(llvm::StringRef cell, int64_t &v) {
 llvm::Expected<SchemaColumns> SchemaColumns::make(const proto::FeedSchema &schema) {
   if (llvm::Error err = checkSchema(schema))
     return err;
+  for (const proto::FeedColumn &c : schema.dense())
+    if (c.auto_stats() || c.auto_buckets() > 0)
+      return makeError("dense column {0}: its {1} are not computed yet; oar-model computes them "
+                       "from the training data (--data), or give them (standardize:MEAN:STD, "
+                       "bucketize:B1:B2...)",
+                       c.name(), c.auto_stats() ? "mean and std" : "bucket boundaries");
   SchemaColumns s;
   s.classes_ = labelClasses(schema);
   s.realLabel_ = schema.label_kind() == "real";
@@ -74,6 +80,24 @@ llvm::Expected<SchemaColumns> SchemaColumns::make(const proto::FeedSchema &schem
       s.weighted_ = true;
       s.roles_.push_back(std::move(role));
     }
+  std::vector<KeySection> sections = keySections(schema);
+  for (bool multi : {false, true})
+    for (const proto::FeedCross &x : schema.cross()) {
+      if (crossIsMulti(schema, x) != multi)
+        continue;
+      ColumnRole role{ColumnRole::Cross, s.slots_, x.name(), {}, columnHash(x.name())};
+      role.width = crossWidth(schema, x);
+      for (const std::string &part : x.columns()) {
+        auto at = llvm::find_if(s.roles_, [&](const ColumnRole &r) { return r.name == part; });
+        if (at->kind == ColumnRole::Multi)
+          role.multiPart = static_cast<int64_t>(role.parts.size());
+        role.parts.push_back(at - s.roles_.begin());
+      }
+      s.slots_ += role.width;
+      s.hasCrosses_ = true;
+      s.roles_.push_back(std::move(role));
+    }
+  s.positive_ = schema.label_positive(), s.negative_ = schema.label_negative();
   for (size_t i = 0; i < s.roles_.size(); ++i) {
     ColumnRole &role = s.roles_[i];
     s.byName_[role.name] = i;
@@ -93,6 +117,16 @@ const ColumnRole *SchemaColumns::find(llvm::StringRef name) const {
 }
 
 llvm::Error SchemaColumns::setLabel(llvm::StringRef cell, float &label) const {
+  if (!positive_.empty()) {
+    if (cell == positive_ || (!negative_.empty() && cell == negative_) ||
+        (negative_.empty() && !cell.empty())) {
+      label = cell == positive_ ? 1.0f : 0.0f;
+      return llvm::Error::success();
+    }
+    return makeError("label {0} is \"{1}\"; it must be {2}", roles_[0].name, cell,
+                     negative_.empty() ? "a value (" + positive_ + " is 1, any other 0)"
+                                       : positive_ + " (1) or " + negative_ + " (0)");
+  }
   double v;
   if (!parseNumber(cell, v))
     return makeError("label {0} is \"{1}\"; it must be a number", roles_[0].name, cell);
@@ -137,6 +171,8 @@ llvm::Error SchemaColumns::setCell(const ColumnRole &role, llvm::StringRef cell,
     finishValues(role, count, rows, r);
     return llvm::Error::success();
   }
+  case ColumnRole::Cross: // computed by finishRow, never read from a cell
+    return llvm::Error::success();
   case ColumnRole::Dense:
   case ColumnRole::Bucketized:
     break;
@@ -212,11 +248,44 @@ llvm::Error SchemaColumns::finishLine(llvm::ArrayRef<int64_t> values, FeedRows &
   return llvm::Error::success();
 }
 
+void SchemaColumns::finishRow(FeedRows &rows, int64_t r) const {
+  if (!hasCrosses_)
+    return;
+  uint64_t *keys = rows.keys(r);
+  llvm::SmallVector<uint64_t, 8> parts;
+  for (const ColumnRole &cross : roles_) {
+    if (cross.kind != ColumnRole::Cross)
+      continue;
+    for (int64_t k = 0; k < cross.width; ++k) {
+      parts.clear();
+      const ColumnRole *multi = nullptr;
+      for (size_t p = 0; p < cross.parts.size(); ++p) {
+        const ColumnRole &part = roles_[cross.parts[p]];
+        if (static_cast<int64_t>(p) == cross.multiPart)
+          multi = &part;
+        parts.push_back(keys[part.index + (multi == &part ? k : 0)]);
+      }
+      // A multi-valued cross has a key per value of its multi-valued column, weighed as that
+      // value; that column's padding is the cross's padding.
+      if (multi && rows.weights(r)[multi->index + k] == 0) {
+        keys[cross.index + k] = cross.missingKey;
+        rows.weights(r)[cross.index + k] = 0;
+        continue;
+      }
+      keys[cross.index + k] = crossKeyFrom(cross.hash, parts);
+      if (multi)
+        rows.weights(r)[cross.index + k] = rows.weights(r)[multi->index + k];
+    }
+  }
+}
+
 void SchemaColumns::setMissing(const ColumnRole &role, FeedRows &rows, int64_t r) const {
   if (role.kind == ColumnRole::Multi)
     return finishValues(role, 0, rows, r);
+  if (role.kind == ColumnRole::Cross)
+    return;
   if (role.kind == ColumnRole::Dense)
-    rows.dense(r)[role.index] = 0; // after any transform: the mean, for standardized columns
+    rows.dense(r)[role.index] = missingDense_; // 0 after any transform: a standardized mean
   else if (role.kind != ColumnRole::Label)
     rows.keys(r)[role.index] = role.missingKey; // a key of its own
 }

@@ -10,7 +10,7 @@ namespace oar {
 
 /// Where one schema column goes.
 struct ColumnRole {
-  enum Kind { Label, Dense, Sparse, Bucketized, Multi } kind;
+  enum Kind { Label, Dense, Sparse, Bucketized, Multi, Cross } kind;
   int64_t index = 0; ///< into the row's dense values or keys (a multi-valued column's first)
   std::string name;
   proto::FeedColumn column; ///< its transform (dense) or whether its ids are integers (sparse)
@@ -23,6 +23,10 @@ struct ColumnRole {
   int64_t width = 1;    ///< keys: max_values for a multi-valued column
   bool mean = false;    ///< a multi-valued column averaged (else summed)
   char separator = '|'; ///< between a multi-valued csv cell's values
+  /// A cross's columns, as indices into roles(), in the cross's order; `multiPart` the one
+  /// multi-valued among them (or -1), whose weights the cross's keys take.
+  std::vector<size_t> parts;
+  int64_t multiPart = -1;
 };
 
 class SchemaColumns {
@@ -55,6 +59,13 @@ public:
   /// The end of a line of named values (slot, libffm, libsvm), `values[i]` the values role i
   /// got: multi-valued columns finished, columns the line lacks missing, a lacking label an error.
   llvm::Error finishLine(llvm::ArrayRef<int64_t> values, FeedRows &rows, int64_t r) const;
+  /// After a row's columns are all set: its crosses' keys (and weights) from their columns'.
+  void finishRow(FeedRows &rows, int64_t r) const;
+  bool hasCrosses() const { return hasCrosses_; }
+
+  /// What a missing dense cell reads as (0 by default: after standardize, the mean). The
+  /// statistics pass sets NaN to leave missing cells out.
+  void setMissingDense(float value) { missingDense_ = value; }
 
 private:
   llvm::Error setLabel(llvm::StringRef cell, float &label) const;
@@ -62,7 +73,9 @@ private:
   std::vector<ColumnRole> roles_;
   llvm::StringMap<size_t> byName_;
   int64_t denseWidth_ = 0, slots_ = 0, classes_ = 0;
-  bool realLabel_ = false, weighted_ = false;
+  bool realLabel_ = false, weighted_ = false, hasCrosses_ = false;
+  std::string positive_, negative_; ///< a label given by value
+  float missingDense_ = 0;
 };
 
 } // namespace oar

@@ -1,5 +1,5 @@
-// The schema's transforms as ops, for programs that take raw columns: log1p, bucketize and
-// feature_key give what the feeds give (feed/transforms.h, feed/feature_key.h), so a model fed
+// The schema's transforms as ops, for programs that take raw columns: log1p, bucketize,
+// feature_key and feature_cross give what the feeds give (feed/transforms.h, feed/feature_key.h), so a model fed
 // raw values online and one trained on a feed offline see the same inputs.
 #include <cmath>
 #include <sstream>
@@ -89,6 +89,39 @@ OAR_OP(feature_key)
     .output("Out", "i64 keys >= 0, shaped as X")
     .attr<std::string>("column", "", "the column's name in the schema")
     .inferShape(inferFeatureKey)
+    .noGrad("integer keys");
+
+static llvm::Error inferFeatureCross(InferContext &ctx) {
+  if (ctx.attrs().getString("column").empty())
+    return makeError("column is empty; a cross's keys are hashed with its name (as \"a*b\")");
+  if (ctx.inputCount("X") < 2)
+    return makeError("feature_cross crosses two or more key tensors, got {0}", ctx.inputCount("X"));
+  VarType out = ctx.input("X", 0);
+  int64_t wide = -1; // the one input with more than a key a row, if any
+  for (size_t i = 0; i < ctx.inputCount("X"); ++i) {
+    const VarType &x = ctx.input("X", i);
+    if (x.dtype != proto::I64 || x.rank() != 2)
+      return makeError("{0}; feature_cross takes i64 keys [B, N]", ctx.describe("X", i));
+    if (x.dims[1] == 1)
+      continue;
+    if (wide >= 0)
+      return makeError("{0} and {1} both have several keys a row; at most one input may (a "
+                       "multi-valued column)",
+                       ctx.describe("X", wide), ctx.describe("X", i));
+    wide = static_cast<int64_t>(i);
+    out = x;
+  }
+  ctx.setOutput("Out", out);
+  return llvm::Error::success();
+}
+
+OAR_OP(feature_cross)
+    .summary("Out = the keys a schema feed gives the cross named `column` of its columns' keys X "
+             "(in order): one per row, or one per value of the one input with several a row")
+    .input("X", "i64 keys [B, 1], at most one [B, N]", kDuplicable)
+    .output("Out", "i64 keys >= 0 [B, N]")
+    .attr<std::string>("column", "", "the cross's name in the schema (\"a*b\")")
+    .inferShape(inferFeatureCross)
     .noGrad("integer keys");
 
 } // namespace oar::ops

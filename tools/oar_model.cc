@@ -12,12 +12,15 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-model options");
-static cl::opt<std::string> model("model", cl::desc("linear | mlp | lenet | wide_deep | deepfm"),
+static cl::opt<std::string> model("model",
+                                  cl::desc("linear | mlp | lenet | wide_deep | deepfm (" +
+                                           oar::ctrDefaultsText() + ")"),
                                   cl::init("linear"), cl::cat(category));
 static cl::opt<int64_t> embDim("emb-dim", cl::desc("wide_deep, deepfm: embedding width"),
                                cl::init(10), cl::cat(category));
 static cl::opt<int64_t> vocab("vocab",
-                              cl::desc("wide_deep, deepfm: table rows (keys are folded mod it)"),
+                              cl::desc("wide_deep, deepfm: table rows (keys are folded mod it; "
+                                       "default: 4 a distinct key of --data, 1024 to 4194304)"),
                               cl::init(int64_t(1) << 22), cl::cat(category));
 static cl::opt<int64_t> admitAfter("admit-after",
                                    cl::desc("wide_deep, deepfm: a key gets a table row at its Nth "
@@ -78,15 +81,19 @@ static cl::opt<float> momentum("momentum", cl::desc("momentum factor"), cl::init
                                cl::cat(category));
 static cl::opt<float> beta1("beta1", cl::desc("adam beta1"), cl::init(0.9f), cl::cat(category));
 static cl::opt<float> beta2("beta2", cl::desc("adam beta2"), cl::init(0.999f), cl::cat(category));
-static cl::opt<float> epsilon("epsilon", cl::desc("adam/adagrad epsilon"), cl::init(1e-8f),
-                              cl::cat(category));
+static cl::opt<float> epsilon("epsilon",
+                              cl::desc("adam, adamw, adagrad: epsilon (default 1e-8; adagrad 1e-6)"),
+                              cl::init(1e-8f), cl::cat(category));
 static cl::opt<int64_t> batchSize("batch-size", cl::desc("rows per step"), cl::init(32),
                                   cl::cat(category));
 static cl::opt<int64_t> epochs("epochs", cl::desc("passes over the data"), cl::init(1),
                                cl::cat(category));
 static cl::opt<int64_t> seed("seed", cl::desc("initializer and shuffle seed"), cl::init(1),
                              cl::cat(category));
-static cl::opt<bool> shuffleRows("shuffle", cl::desc("shuffle rows each epoch (seeded)"),
+static cl::opt<bool> shuffleRows("shuffle",
+                                 cl::desc("shuffle rows each epoch (seeded; streamed files: in a "
+                                          "buffer of 65536 rows); on for wide_deep and deepfm, "
+                                          "--shuffle=false turns it off"),
                                  cl::cat(category));
 static cl::opt<std::string> data("data", cl::desc("train data files, comma separated"),
                                  cl::cat(category));
@@ -97,13 +104,24 @@ static cl::opt<std::string>
                cl::desc("uci_housing | mnist_idx | npy | csv | criteo; csv, tsv, slot, libffm "
                         "with named columns (--label, --dense, --sparse or --schema)"),
                cl::cat(category));
-static cl::opt<std::string> labelColumn("label", cl::desc("the label's column (docs/data.md)"),
+static cl::opt<std::string> labelColumn("label",
+                                        cl::desc("the label's column (docs/data.md); by value: "
+                                                 "NAME:positive=YES[:negative=NO]"),
                                         cl::cat(category));
 static cl::opt<std::string> denseColumns(
     "dense",
-    cl::desc("dense columns, comma separated, each NAME[:log1p | :standardize:MEAN:STD "
-             "| :bucketize:B1:B2...]"),
+    cl::desc("dense columns, comma separated, each NAME[:log1p | :standardize[:MEAN:STD] "
+             "| :bucketize:B1:B2... | :bucketize:auto:N] (no numbers: computed from --data)"),
     cl::cat(category));
+static cl::opt<std::string> crossColumns(
+    "cross",
+    cl::desc("crossed columns, comma separated, each A*B[*C][:deep] of sparse or bucketized "
+             "columns: a slot of its own in the wide part (:deep: the deep part too)"),
+    cl::cat(category));
+static cl::opt<bool> rawDense("raw-dense",
+                              cl::desc("wide_deep, deepfm: feed plain dense columns as they are "
+                                       "(default: standardized from --data)"),
+                              cl::cat(category));
 static cl::opt<std::string> sparseColumns("sparse",
                                           cl::desc("categorical columns, comma separated, each "
                                                    "NAME[:int]"),
@@ -125,7 +143,9 @@ int main(int argc, char **argv) {
   oar::RecipeSpec spec;
   spec.model = model, spec.in = in, spec.out = out, spec.act = act, spec.loss = loss;
   spec.optimizer = optimizer, spec.lr = lr, spec.momentum = momentum;
-  spec.beta1 = beta1, spec.beta2 = beta2, spec.epsilon = epsilon;
+  spec.beta1 = beta1, spec.beta2 = beta2;
+  if (epsilon.getNumOccurrences())
+    spec.epsilon = epsilon;
   spec.norm = norm, spec.dropout = dropout, spec.weightDecay = weightDecay;
   spec.weightDecayGiven = weightDecay.getNumOccurrences() > 0;
   spec.clipGlobalNorm = clipGlobalNorm;
@@ -136,7 +156,8 @@ int main(int argc, char **argv) {
   spec.embDim = embDim, spec.vocab = vocab, spec.distributedTables = !localTables;
   spec.admitAfter = admitAfter, spec.admitProbability = admitProbability,
   spec.evictAfter = evictAfter;
-  bool columnFlags = !labelColumn.empty() || !denseColumns.empty() || !sparseColumns.empty();
+  bool columnFlags = !labelColumn.empty() || !denseColumns.empty() || !sparseColumns.empty() ||
+                     !crossColumns.empty();
   if (columnFlags && !schemaFile.empty())
     exitOnErr(oar::makeError("give the columns with --label, --dense and --sparse or with "
                              "--schema, not both"));
@@ -148,16 +169,22 @@ int main(int argc, char **argv) {
         labelColumn.empty() && (dataFormat == "libffm" || dataFormat == "libsvm")
             ? std::string("label")
             : labelColumn.getValue(),
-        denseColumns, sparseColumns));
+        denseColumns, sparseColumns, crossColumns));
   for (const std::string &h : oar::splitFileList(hidden)) {
     int64_t v;
     if (StringRef(h).getAsInteger(10, v))
       exitOnErr(oar::makeError("--hidden: \"{0}\" is not an integer", h));
     spec.hidden.push_back(v);
   }
-  oar::applyCtrDefaults(spec, optimizer.getNumOccurrences() > 0, lr.getNumOccurrences() > 0,
-                        batchSize.getNumOccurrences() > 0, hidden.getNumOccurrences() > 0);
+  llvm::StringSet<> given; // the flags on the command line, by name
+  for (auto &option : cl::getRegisteredOptions())
+    if (option.getValue()->getNumOccurrences() > 0)
+      given.insert(option.getKey());
+  oar::applyCtrDefaults(spec, given);
+  for (const std::string &line : exitOnErr(oar::fitRecipeToData(spec, given)))
+    outs() << "oar-model: " << line << "\n";
   oar::ModelBuilder m = exitOnErr(oar::buildRecipe(spec));
+  outs() << "oar-model: built with\n" << oar::describeRecipe(spec);
   exitOnErr(m.save(outDir, "written by oar-model --model=" + model, text));
   outs() << "wrote " << outDir << "/main.pb and " << outDir << "/startup.pb ("
          << m.main().blocks(0).ops_size() << " ops)\n";

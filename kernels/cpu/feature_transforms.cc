@@ -1,4 +1,4 @@
-// CPU kernels of log1p, bucketize and feature_key: the feeds' own functions, element by element.
+// CPU kernels of log1p, bucketize, feature_key and feature_cross: the feeds' own functions, element by element.
 #include <cmath>
 
 #include "feed/feature_key.h"
@@ -49,9 +49,35 @@ static llvm::Error featureKey(KernelContext &ctx) {
   return llvm::Error::success();
 }
 
+static llvm::Error featureCross(KernelContext &ctx) {
+  size_t n = ctx.inputCount("X");
+  Tensor &out = ctx.output("Out");
+  int64_t rows = out.dims()[0], width = out.dims()[1];
+  std::vector<const int64_t *> in(n);
+  std::vector<int64_t> widths(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor &x = ctx.input("X", i);
+    if (x.dims()[0] != rows || (x.dims()[1] != 1 && x.dims()[1] != width))
+      return makeError("{0}: {1} rows of {2} keys; the cross has {3} rows of {4}",
+                       ctx.describeInput("X"), x.dims()[0], x.dims()[1], rows, width);
+    in[i] = x.data<int64_t>(), widths[i] = x.dims()[1];
+  }
+  uint64_t column = columnHash(ctx.attrs().getString("column"));
+  int64_t *o = out.data<int64_t>();
+  llvm::SmallVector<uint64_t, 8> keys(n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < width; ++k) {
+      for (size_t i = 0; i < n; ++i)
+        keys[i] = static_cast<uint64_t>(in[i][r * widths[i] + (widths[i] == 1 ? 0 : k)]);
+      o[r * width + k] = static_cast<int64_t>(crossKeyFrom(column, keys));
+    }
+  return llvm::Error::success();
+}
+
 OAR_CPU_FLOAT_KERNELS(log1p, log1pKernel);
 OAR_CPU_FLOAT_KERNELS(log1p_grad, log1pGrad);
 OAR_CPU_FLOAT_KERNELS(bucketize, bucketize);
 OAR_KERNEL(feature_key, Device::Cpu, proto::I64, featureKey);
+OAR_KERNEL(feature_cross, Device::Cpu, proto::I64, featureCross);
 
 } // namespace oar::cpu

@@ -67,30 +67,42 @@ static RecipeSpec recipeSpec(const py::kwargs &kw) {
   };
   take("model", s.model), take("in_", s.in), take("out", s.out), take("hidden", s.hidden);
   take("act", s.act), take("loss", s.loss);
-  bool optimizerGiven = take("optimizer", s.optimizer), lrGiven = take("lr", s.lr);
+  take("optimizer", s.optimizer), take("lr", s.lr);
   take("momentum", s.momentum), take("beta1", s.beta1), take("beta2", s.beta2);
-  take("epsilon", s.epsilon), take("norm", s.norm), take("dropout", s.dropout);
+  if (float epsilon; take("epsilon", epsilon))
+    s.epsilon = epsilon;
+  take("norm", s.norm), take("dropout", s.dropout);
   s.weightDecayGiven = take("weight_decay", s.weightDecay);
   take("clip_global_norm", s.clipGlobalNorm), take("lr_schedule", s.schedule);
-  bool batchGiven = take("batch_size", s.batchSize);
+  take("batch_size", s.batchSize);
   take("epochs", s.epochs), take("seed", s.seed), take("format", s.format), take("data", s.data);
   take("test_data", s.testData), take("shuffle", s.shuffle), take("emb_dim", s.embDim);
   take("vocab", s.vocab), take("distributed_tables", s.distributedTables);
   take("admit_after", s.admitAfter), take("evict_after", s.evictAfter);
   take("admit_probability", s.admitProbability);
-  std::string label, dense, sparse, schemaFile;
-  take("label", label), take("dense", dense), take("sparse", sparse);
+  std::string label, dense, sparse, cross, schemaFile;
+  bool rawDense = false;
+  take("label", label), take("dense", dense), take("sparse", sparse), take("cross", cross);
+  take("raw_dense", rawDense);
   take("schema_file", schemaFile);
   for (auto item : kw)
     if (!used.count(py::str(item.first)))
       throw OarError("unknown recipe setting \"" + std::string(py::str(item.first)) + "\"");
   if (!schemaFile.empty())
     s.schema = unwrap(readSchemaFile(schemaFile));
-  else if (!label.empty() || !dense.empty() || !sparse.empty())
+  else if (!label.empty() || !dense.empty() || !sparse.empty() || !cross.empty())
     s.schema = unwrap(schemaFromFlags(
         label.empty() && (s.format == "libffm" || s.format == "libsvm") ? "label" : label, dense,
-        sparse));
-  applyCtrDefaults(s, optimizerGiven, lrGiven, batchGiven, used.count("hidden") > 0);
+        sparse, cross));
+  llvm::StringSet<> given; // as oar-model's flags: batch_size is --batch-size
+  for (std::string key : used) {
+    std::replace(key.begin(), key.end(), '_', '-');
+    given.insert(key);
+  }
+  if (!rawDense)
+    given.erase("raw-dense");
+  applyCtrDefaults(s, given);
+  unwrap(fitRecipeToData(s, given));
   return s;
 }
 

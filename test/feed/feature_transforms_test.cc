@@ -51,7 +51,7 @@ TEST_CASE("log1p, bucketize and feature_key give the csv feed's dense values and
   s.schema = requireValue(
       schemaFromFlags("clicked", "price:log1p,amount:bucketize:0.1:0.3:1:10:100", "hour:int"));
   s.data = {path};
-  applyCtrDefaults(s, false, false, false, false);
+  applyCtrDefaults(s, {"shuffle"}); // rows in file order
   s.batchSize = 5;
   s.hidden = {4};
   s.vocab = 1 << 10;

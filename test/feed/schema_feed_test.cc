@@ -26,7 +26,7 @@ ModelBuilder clickModel(const std::string &format, const std::vector<std::string
   s.format = format;
   s.schema = schema;
   s.data = files;
-  applyCtrDefaults(s, false, false, false, false);
+  applyCtrDefaults(s, {"shuffle"}); // rows in file order
   s.batchSize = batch;
   s.hidden = {8};
   s.vocab = 1 << 12;

@@ -38,7 +38,7 @@ TEST_CASE("wide_deep and deepfm learn oar-gen-ctr's clicks on one machine", "[to
     s.data = {ctrData() + "/train.txt"};
     s.testData = {ctrData() + "/test.txt"};
     s.vocab = 1 << 16;
-    applyCtrDefaults(s, false, false, false, false);
+    applyCtrDefaults(s, {});
     s.hidden = {64, 32};
     ModelBuilder m = requireValue(buildRecipe(s));
     REQUIRE_OK(verifyProgram(m.main(), model));
