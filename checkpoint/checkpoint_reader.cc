@@ -72,13 +72,36 @@ llvm::Error CheckpointReader::addPserverDir(const std::string &dir) {
   return addTables(dir + "/tables");
 }
 
-llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) {
+namespace {
+
+/// The steps in words, for an error: "300, 200 and 100".
+std::string stepList(const std::vector<int64_t> &steps) {
+  std::string out;
+  for (size_t i = 0; i < steps.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == steps.size() ? " and " : ", ") + std::to_string(steps[i]);
+  return out.empty() ? "none" : out;
+}
+
+} // namespace
+
+llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef,
+                                                        std::optional<int64_t> wanted) {
   CheckpointReader r;
   r.dir_ = dirRef.str();
   const std::string &dir = r.dir_;
   if (!isDir(dir))
     return makeError("{0}: not a directory to load a model from", dir);
-  if (llvm::sys::fs::exists(dir + "/inference.pb")) { // an export
+  bool isExport = llvm::sys::fs::exists(dir + "/inference.pb");
+  if (wanted && (isExport || checkpointSteps(dir).empty())) {
+    bool pserverSteps = false;
+    for (auto &[i, pdir] : pserverDirs(dir))
+      pserverSteps |= !checkpointSteps(pdir).empty();
+    if (isExport || !pserverSteps)
+      return makeError("{0}: --step {1} picks a step of a checkpoint directory (step-<N>/ or "
+                       "pserver.<i>/step-<N>/); this is {2}, which has none",
+                       dir, *wanted, isExport ? "an export" : "a save");
+  }
+  if (isExport) { // an export
     r.what_ = "the export " + dir;
     r.flatDir_ = dir + "/params";
     if (llvm::Error err = r.addTables(dir + "/tables"))
@@ -90,11 +113,20 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
   for (auto &[i, pdir] : pservers)
     pserverCheckpoints |= !checkpointSteps(pdir).empty();
   if (!checkpointSteps(dir).empty()) { // one machine's checkpoints
-    for (int64_t step : checkpointSteps(dir))
-      if (auto m = readCompleteCheckpoint(dir + "/step-" + std::to_string(step))) {
+    std::vector<int64_t> steps = checkpointSteps(dir);
+    if (wanted && !llvm::is_contained(steps, *wanted))
+      return makeError("{0}: has no checkpoint step {1} (it has {2})", dir, *wanted,
+                       stepList(steps));
+    for (int64_t step : steps)
+      if (wanted && step != *wanted)
+        continue;
+      else if (auto m = readCompleteCheckpoint(dir + "/step-" + std::to_string(step))) {
         r.step_ = step, r.fields_ = m->fields;
         break;
       }
+    if (!r.step_ && wanted)
+      return makeError("{0}: checkpoint step {1} is not complete (cut off while it was written)",
+                       dir, *wanted);
     if (!r.step_)
       return makeError("{0}: holds step-<N> checkpoints but none is complete (each was cut off "
                        "while it was written)",
@@ -113,7 +145,13 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
       ++count;
     std::optional<int64_t> common;
     std::string digest;
-    for (int64_t step : checkpointSteps(pservers[0])) {
+    std::vector<int64_t> steps = checkpointSteps(pservers[0]);
+    if (wanted && !llvm::is_contained(steps, *wanted))
+      return makeError("{0}: pserver.0 has no checkpoint step {1} (it has {2})", dir, *wanted,
+                       stepList(steps));
+    for (int64_t step : steps) {
+      if (wanted && step != *wanted)
+        continue;
       bool all = true;
       for (int64_t i = 0; i < count && all; ++i) {
         auto m = readCompleteCheckpoint(pservers[i] + "/step-" + std::to_string(step));
@@ -126,6 +164,10 @@ llvm::Expected<CheckpointReader> CheckpointReader::open(llvm::StringRef dirRef) 
         break;
       }
     }
+    if (!common && wanted)
+      return makeError("{0}: checkpoint step {1} is not complete on all of its {2} pserver "
+                       "directories (pserver.0 to pserver.{3})",
+                       dir, *wanted, count, count - 1);
     if (!common)
       return makeError("{0}: no checkpoint step is complete on all of its {1} pserver "
                        "directories (pserver.0 to pserver.{2})",

@@ -23,8 +23,11 @@ public:
   /// - a checkpoint directory of a job's pservers (pserver.<i>/step-<N>/): the newest step that
   ///   every pserver holds complete;
   /// - a save: <var>.npy, pserver.<i>/ (blocks with their BLOCKS index) and tables/.
+  /// With `step`, a checkpoint directory's step-<step> instead of the newest (complete on every
+  /// pserver); refused for a save or an export, which have no steps.
   /// Errors name the directory; nothing is read but indexes until a var is asked for.
-  static llvm::Expected<CheckpointReader> open(llvm::StringRef dir);
+  static llvm::Expected<CheckpointReader> open(llvm::StringRef dir,
+                                               std::optional<int64_t> step = std::nullopt);
 
   /// The directory given to open().
   const std::string &dir() const { return dir_; }

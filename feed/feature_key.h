@@ -29,7 +29,8 @@ inline uint64_t featureKeyFrom(uint64_t columnHash, llvm::StringRef value) {
 
 /// The key of a crossed column's value: its columns' keys (in the cross's order) mixed one by one
 /// into the cross's own column hash, so "a*b" keys differ from "b*a" keys and from every
-/// column's. The feeds' crosses and the feature_cross op call this.
+/// column's. The feeds' crosses and the feature_cross op call this (its CUDA kernel repeats it:
+/// kernels/cuda/feature_transforms.cu).
 inline uint64_t crossKeyFrom(uint64_t crossHash, llvm::ArrayRef<uint64_t> keys) {
   uint64_t h = crossHash;
   for (uint64_t k : keys)

@@ -20,6 +20,10 @@ static cl::opt<std::string>
          cl::desc("the trained values: a save (one machine or a distributed job), a checkpoint "
                   "directory (one machine's, or a job's pservers'), or an export"),
          cl::value_desc("DIR"), cl::Required, cl::cat(category));
+static cl::opt<int64_t> step("step",
+                            cl::desc("with a checkpoint directory: the step to export (default: "
+                                     "the newest complete one)"),
+                            cl::value_desc("N"), cl::cat(category));
 static cl::opt<std::string> out("o", cl::desc("the export directory to write"),
                                 cl::value_desc("DIR"), cl::Required, cl::cat(category));
 static cl::list<std::string> output("output",
@@ -45,7 +49,8 @@ int main(int argc, char **argv) {
   ExitOnError exitOnErr("oar-export: error: ");
   oar::proto::Program main = exitOnErr(oar::loadVerifiedProgram(modelDir + "/main.pb"));
   oar::proto::Program startup = exitOnErr(oar::loadVerifiedProgram(modelDir + "/startup.pb"));
-  oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(load));
+  oar::CheckpointReader ckpt = exitOnErr(oar::CheckpointReader::open(
+      load, step.getNumOccurrences() ? std::optional<int64_t>(step) : std::nullopt));
   oar::ExportOptions opts;
   opts.outputs.assign(output.begin(), output.end());
   opts.minPushes = minPushes, opts.maxUnseenSteps = maxUnseen, opts.f16 = f16;

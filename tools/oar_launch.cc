@@ -28,6 +28,10 @@ static cl::alias workerNumAlias("worker_num", cl::aliasopt(workerNum), cl::Hidde
                                 cl::cat(category));
 static cl::opt<std::string>
     loadDir("load", cl::desc("pservers (collective: trainer 0) start from DIR"), cl::cat(category));
+static cl::opt<int64_t> loadStep("step",
+                                 cl::desc("with --load of a checkpoint directory: the step to start "
+                                          "from (default: the newest complete on every pserver)"),
+                                 cl::cat(category));
 static cl::opt<std::string>
     saveDir("save", cl::desc("trainer 0 saves params, pservers their blocks, under DIR"),
             cl::cat(category));
@@ -126,6 +130,12 @@ static Expected<oar::runtime::LaunchOptions> launchOptions(const oar::Distribute
   if (opts.mode == oar::Mode::Collective && !serverNum.getNumOccurrences())
     opts.servers = 0;
   opts.modelDir = modelDir, opts.loadDir = loadDir, opts.saveDir = saveDir;
+  if (loadStep.getNumOccurrences()) {
+    if (loadDir.empty())
+      return oar::makeError("--step {0} picks a checkpoint step of --load DIR: give --load",
+                            loadStep);
+    opts.loadStep = loadStep;
+  }
   opts.timeoutSec = timeoutSec;
   opts.curve = curve;
   opts.scheduler = scheduler;

@@ -1,5 +1,6 @@
-// CUDA kernels of log1p, bucketize and feature_key. feature_key repeats feed/feature_key.cc's
-// hash on the device (that file is host code); the CUDA tests compare the two key by key.
+// CUDA kernels of log1p, bucketize, feature_key and feature_cross. feature_key and feature_cross
+// repeat feed/feature_key.h's hashes on the device (that is host code); the CUDA tests compare the
+// two key by key.
 #include "feed/feature_key.h"
 #include "kernels/cuda/cuda_util.h"
 #include "support/error.h"
@@ -66,6 +67,29 @@ __global__ void featureKeyElems(const int64_t *x, int64_t *out, int64_t n, uint6
   OAR_CUDA_LOOP(i, n) { out[i] = static_cast<int64_t>(integerKey(column, x[i])); }
 }
 
+constexpr int kMaxCrossInputs = 8;
+/// feature_cross's inputs, passed by value: each one's keys and keys a row (1 or the cross's).
+struct CrossInputs {
+  const int64_t *x[kMaxCrossInputs];
+  int64_t width[kMaxCrossInputs];
+  int count;
+};
+
+/// crossKeyFrom (feed/feature_key.h) on the device: the keys mixed into the cross's hash in turn.
+__global__ void featureCrossElems(CrossInputs in, int64_t *out, int64_t n, int64_t width,
+                                  uint64_t column) {
+  OAR_CUDA_LOOP(i, n) {
+    int64_t r = i / width, k = i % width;
+    uint64_t h = column;
+    for (int j = 0; j < in.count; ++j) {
+      int64_t w = in.width[j];
+      uint64_t key = static_cast<uint64_t>(in.x[j][r * w + (w == 1 ? 0 : k)]);
+      h = mixKey(h ^ (key + 0x9e3779b97f4a7c15ULL));
+    }
+    out[i] = static_cast<int64_t>(h >> 1);
+  }
+}
+
 } // namespace
 
 template <typename T> static llvm::Error log1pKernel(KernelContext &ctx) {
@@ -124,9 +148,30 @@ static llvm::Error featureKey(KernelContext &ctx) {
   return launched("feature_key");
 }
 
+static llvm::Error featureCross(KernelContext &ctx) {
+  Tensor &out = ctx.output("Out");
+  int64_t rows = out.dims()[0], width = out.dims()[1];
+  CrossInputs in{};
+  in.count = static_cast<int>(ctx.inputCount("X"));
+  if (in.count > kMaxCrossInputs)
+    return makeError("feature_cross on the GPU crosses up to {0} columns, got {1}",
+                     kMaxCrossInputs, in.count);
+  for (int j = 0; j < in.count; ++j) {
+    const Tensor &x = ctx.input("X", j);
+    if (x.dims()[0] != rows || (x.dims()[1] != 1 && x.dims()[1] != width))
+      return makeError("{0}: {1} rows of {2} keys; the cross has {3} rows of {4}",
+                       ctx.describeInput("X"), x.dims()[0], x.dims()[1], rows, width);
+    in.x[j] = x.data<int64_t>(), in.width[j] = x.dims()[1];
+  }
+  OAR_CUDA_LAUNCH(featureCrossElems, rows * width, in, out.data<int64_t>(), rows * width, width,
+                  columnHash(ctx.attrs().getString("column")));
+  return launched("feature_cross");
+}
+
 OAR_CUDA_FLOAT_KERNELS(log1p, log1pKernel);
 OAR_CUDA_FLOAT_KERNELS(log1p_grad, log1pGrad);
 OAR_CUDA_FLOAT_KERNELS(bucketize, bucketize);
 OAR_KERNEL(feature_key, Device::Cuda, proto::I64, featureKey);
+OAR_KERNEL(feature_cross, Device::Cuda, proto::I64, featureCross);
 
 } // namespace oar::cuda

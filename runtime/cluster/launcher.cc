@@ -139,6 +139,12 @@ struct LaunchPlan {
     return args;
   }
 
+  void appendLoad(std::vector<std::string> &args) const {
+    args.insert(args.end(), {"--load", opts.loadDir});
+    if (opts.loadStep)
+      args.push_back("--step=" + std::to_string(*opts.loadStep));
+  }
+
   std::vector<std::string> pserverArgs(int i, LaunchedNodes::Env &env) const {
     auto args = common;
     if (opts.scheduler)
@@ -151,7 +157,7 @@ struct LaunchPlan {
                              {env::kPaddlePserverPort, std::to_string(ports[i].port())}});
     llvm::append_range(args, viaScheduler);
     if (!opts.loadDir.empty())
-      args.insert(args.end(), {"--load", opts.loadDir});
+      appendLoad(args);
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});
     if (keys)
@@ -176,7 +182,7 @@ struct LaunchPlan {
     if (opts.hybrid && !opts.scheduler) // the dense params' all-reduce
       args.push_back("--rendezvous=" + rendezvous());
     if (meetsTrainers() && i == 0 && !opts.loadDir.empty()) // what it loaded, it broadcasts
-      args.insert(args.end(), {"--load", opts.loadDir});
+      appendLoad(args);
     llvm::append_range(args, viaScheduler);
     if (!opts.saveDir.empty())
       args.insert(args.end(), {"--save", opts.saveDir});

@@ -29,6 +29,7 @@ struct LaunchOptions {
   /// reach it in OAR_NODE_FLAGS, one a line; modelDir is unused. Empty: oar-executor.
   std::vector<std::string> script;
   std::string loadDir, saveDir;
+  std::optional<int64_t> loadStep; ///< with loadDir: its checkpoint step (--step)
   std::vector<std::string> extraArgs; ///< passed to every node
   /// Compute threads per trainer and per pserver, 0 where not set by hand: then OMP_NUM_THREADS
   /// when set, else a trainer gets this host's cores split among the trainers and a pserver 1.

@@ -84,7 +84,8 @@ llvm::Error runCollectiveTrainer(const NodePrograms &progs, const Node &node,
   if (llvm::Error err = run.start())
     return err;
   if (id == 0 && !o.loadDir.empty())
-    if (llvm::Error err = loadTrainerState(progs.main, progs.startup, run.scope, o.loadDir, who))
+    if (llvm::Error err =
+            loadTrainerState(progs.main, progs.startup, run.scope, o.loadDir, o.loadStep, who))
       return err;
   std::optional<TrainingCheckpoints> checkpoints;
   int64_t startStep = 0; // trainer 0's newest checkpoint's, over --load

@@ -77,6 +77,9 @@ void NodeOptions::declare(OptionTable &t) {
   t.add("startup", startupPath, "FILE", "startup program");
   t.add("dir", dir, "DIR", "a directory written by oar-transpile");
   t.add("load", loadDir, "DIR", "load persistables from DIR/<var>.npy (pservers: whole params)");
+  t.add("step", loadStep,
+        "with --load of a checkpoint directory (one machine's or a job's pservers'): the step to "
+        "load (default: the newest complete one)");
   t.add("save", saveDir, "DIR", "save persistables as DIR/<var>.npy");
   t.add("lr", learningRate,
         "every optimizer's base learning rate (the schedule starts from it), over the program's");

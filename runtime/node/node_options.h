@@ -56,6 +56,7 @@ struct NodeOptions {
   /// The programs: a transpiled directory, or the single-machine main and startup.
   std::string mainPath, startupPath, dir;
   std::string loadDir, saveDir;      ///< --load, --save
+  std::optional<int64_t> loadStep;   ///< --step: which checkpoint step --load reads
   std::optional<float> learningRate; ///< --lr, over the program's (and a checkpoint's)
   bool evalOnly = false;             ///< --eval-only
   std::optional<int> numThreads;     ///< --num-threads (else OMP_NUM_THREADS, else a default)

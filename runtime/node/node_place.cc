@@ -43,6 +43,9 @@ llvm::Error applyPlaceFlags(const NodePlace &p, ClusterSpec &c) {
 } // namespace
 
 llvm::Expected<ClusterSpec> placeNode(const NodeOptions &options, const GetEnv &getenv) {
+  if (options.loadStep && options.loadDir.empty())
+    return makeError("--step {0} picks a checkpoint step of --load DIR: give --load",
+                     *options.loadStep);
   auto spec = clusterFromEnv(getenv);
   if (!spec)
     return spec.takeError();

@@ -50,7 +50,7 @@ struct OneMachine {
 
   /// --load: every persistable from a checkpoint of any layout, refused when incomplete.
   llvm::Error load() {
-    auto ckpt = CheckpointReader::open(o.loadDir);
+    auto ckpt = CheckpointReader::open(o.loadDir, o.loadStep);
     if (!ckpt)
       return ckpt.takeError();
     auto loaded = loadSingleMachine(main, startup, scope, *ckpt);
@@ -89,7 +89,7 @@ struct OneMachine {
       return makeError("--predict needs --load DIR: the trained values to predict with");
     if (main.test_feed().columns_size() == 0)
       return makeError("{0} has no test feed to predict (give --test-data)", o.mainPath);
-    auto ckpt = CheckpointReader::open(o.loadDir);
+    auto ckpt = CheckpointReader::open(o.loadDir, o.loadStep);
     if (!ckpt)
       return ckpt.takeError();
     auto model = exportModel(main, startup, *ckpt, {});

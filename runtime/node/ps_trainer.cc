@@ -86,7 +86,8 @@ llvm::Error startHybridState(const NodePrograms &progs, const Node &node, Collec
                              Scope &scope) {
   if (node.cluster.trainerId == 0 && !node.options.loadDir.empty())
     if (llvm::Error err =
-            loadTrainerState(progs.main, progs.startup, scope, node.options.loadDir, "trainer 0"))
+            loadTrainerState(progs.main, progs.startup, scope, node.options.loadDir,
+                             node.options.loadStep, "trainer 0"))
       return err;
   return broadcastState(group, progs.main, scope);
 }

@@ -134,7 +134,7 @@ llvm::Error runPserver(const NodePrograms &progs, const Node &node) {
   // of every table, from a checkpoint of any layout.
   std::optional<CheckpointReader> ckpt;
   if (!o.loadDir.empty()) {
-    auto opened = CheckpointReader::open(o.loadDir);
+    auto opened = CheckpointReader::open(o.loadDir, o.loadStep);
     if (!opened)
       return opened.takeError();
     ckpt = std::move(*opened);

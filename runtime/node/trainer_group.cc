@@ -73,8 +73,9 @@ llvm::Expected<std::unique_ptr<CollectiveGroup>> joinTrainers(const proto::Distr
 }
 
 llvm::Error loadTrainerState(const proto::Program &main, const proto::Program &startup,
-                             Scope &scope, const std::string &dir, const std::string &who) {
-  auto ckpt = CheckpointReader::open(dir);
+                             Scope &scope, const std::string &dir, std::optional<int64_t> step,
+                             const std::string &who) {
+  auto ckpt = CheckpointReader::open(dir, step);
   if (!ckpt)
     return addContext(ckpt.takeError(), who + " loading " + dir);
   auto loaded = loadSingleMachine(main, startup, scope, *ckpt);

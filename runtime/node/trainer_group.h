@@ -26,7 +26,8 @@ llvm::Error broadcastState(CollectiveGroup &group, const proto::Program &main, S
 /// gives them to the others. A hybrid job's tables are not among them: its pservers load those.
 /// Errors name the var missing and the directory.
 llvm::Error loadTrainerState(const proto::Program &main, const proto::Program &startup,
-                             Scope &scope, const std::string &dir, const std::string &who);
+                             Scope &scope, const std::string &dir, std::optional<int64_t> step,
+                             const std::string &who);
 
 /// Each step is an all-reduce among the trainers: one that took a step more than the others
 /// would wait in it for trainers that have ended. So they agree before training on their batches

@@ -86,6 +86,33 @@ TEST_CASE("a one-machine save evaluates the same in a 2x2 job, and a 2-pserver s
   checkSameModel(distributed, fromCheckpoint);
 }
 
+TEST_CASE("a checkpoint step picked by --load DIR --step N: any step of a 2-pserver checkpoint directory, on one "
+          "machine, on 2 pservers and for an export",
+          "[e2e][checkpoint]") {
+  std::string dir = scratchDir("load_step");
+  std::string model = ctrModel(dir);
+  run(launch(model, "2", "", "--checkpoint-dir " + dir + "/ckpt --checkpoint-every 10"));
+  std::string newest = run(single(model) + " --load " + dir + "/ckpt --eval-only");
+  CHECK_THAT(newest, Contains("checkpoint step 40 of 2 pserver(s)"));
+  std::string older = run(single(model) + " --load " + dir + "/ckpt --step 20 --eval-only");
+  CHECK_THAT(older, Contains("checkpoint step 20 of 2 pserver(s)"));
+  CHECK(testLine(older) != testLine(newest)); // another step, another model
+  checkSameModel(older, run(launch(model, "2", "--load " + dir + "/ckpt --step 20",
+                                   "--eval-only")));
+  run(binDir() + "/oar-export " + model + " --load " + dir + "/ckpt --step 20 -o " + dir +
+      "/export20");
+  checkSameModel(older, run(single(model) + " --load " + dir + "/export20 --eval-only"));
+  // A step it does not hold, and --step where there are no steps, are one-line errors.
+  CHECK_THAT(errorLines(runFailing(single(model) + " --load " + dir + "/ckpt --step 25 "
+                                   "--eval-only")),
+             Contains("pserver.0 has no checkpoint step 25 (it has 40, 30 and 20)"));
+  CHECK_THAT(errorLines(runFailing(single(model) + " --load " + dir + "/export20 --step 20 "
+                                   "--eval-only")),
+             Contains("this is an export, which has none"));
+  CHECK_THAT(errorLines(runFailing(single(model) + " --step 20 --eval-only")),
+             Contains("--step 20 picks a checkpoint step of --load DIR"));
+}
+
 TEST_CASE("every piece a load finds missing is a one-line error naming it and the checkpoint",
           "[e2e][checkpoint][errors]") {
   std::string dir = scratchDir("load_missing");

@@ -134,7 +134,11 @@ static void compareOneOp(const std::string &type, std::vector<std::pair<std::str
     std::string name = in[i].first + "_" + std::to_string(i);
     declareVar(block, name, in[i].second.dtype(), in[i].second.dims());
     inputs.get(name) = in[i].second.clone();
-    inSlots.push_back({in[i].first, {name}});
+    auto slot = llvm::find_if(inSlots, [&](const auto &s) { return s.first == in[i].first; });
+    if (slot == inSlots.end()) // a slot named again: its next input (a duplicable slot)
+      inSlots.push_back({in[i].first, {name}});
+    else
+      slot->second.push_back(name);
     names.push_back(name);
   }
   for (const std::string &slot : outSlots)
@@ -195,6 +199,10 @@ TEST_CASE("the CUDA optimizer, fill, metric and layout kernels match the CPU's",
                {{"X", Tensor::fromVector<int64_t>(
                           {6}, {0, 7, -12, 1234567890123, INT64_MAX, INT64_MIN})}},
                {"Out"}, {{"column", std::string("user")}});
+  compareOneOp("feature_cross",
+               {{"X", Tensor::fromVector<int64_t>({2, 3}, {5, 0, INT64_MAX, 7, -3, 12})},
+                {"X", Tensor::fromVector<int64_t>({2, 1}, {99, 1234567890123})}},
+               {"Out"}, {{"column", std::string("recent*cat")}});
   compareOneOp("id_mod", {{"X", Tensor::fromVector<int64_t>({4, 1}, {7, 12, 5, 0})}}, {"Out"},
                {{"num_buckets", int64_t(5)}});
   compareOneOp("transpose", {{"X", Tensor::fromVector<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6})}},
