@@ -113,7 +113,7 @@ TEST_CASE("a node's table declares each flag once, with the settings types' defa
     CHECK(names.insert(opt.name).second);
     CHECK_FALSE(opt.help.empty());
   }
-  CHECK(names.size() == 58); // every flag of oar-executor but --help and --version
+  CHECK(names.size() == 59); // every flag of oar-executor but --help and --version
   CHECK(find(t, "checkpoint-every").help == "steps between checkpoints (0: only on request, "
                                             "kill -USR1 PID, and at the end) (default 100)");
   CHECK_THAT(find(t, "min-block-size").help, Contains("(default 8192)"));
