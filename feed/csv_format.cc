@@ -28,7 +28,8 @@ public:
       rolesAt_.push_back(columns_.find(name));
     }
     for (const ColumnRole &role : columns_.roles())
-      if (role.kind != ColumnRole::Cross && !seen.count(role.name))
+      if (role.kind != ColumnRole::Cross && !seen.count(role.name) &&
+          !(role.kind == ColumnRole::Label && columns_.labelOptional()))
         return makeError("the header has no column {0} (it has {1}); is this file's first line "
                          "its header, and the delimiter '{2}'?",
                          role.name, llvm::join(fields_, ", "),

@@ -240,8 +240,10 @@ llvm::Error SchemaColumns::finishLine(llvm::ArrayRef<int64_t> values, FeedRows &
     const ColumnRole &role = roles_[i];
     if (role.kind == ColumnRole::Multi)
       finishValues(role, values[i], rows, r);
-    else if (values[i] == 0 && role.kind == ColumnRole::Label)
+    else if (values[i] == 0 && role.kind == ColumnRole::Label && !labelOptional_)
       return makeError("the line has no label {0}", role.name);
+    else if (role.kind == ColumnRole::Label)
+      continue; // an optional label not given reads 0
     else if (values[i] == 0)
       setMissing(role, rows, r);
   }

@@ -66,6 +66,10 @@ public:
   /// What a missing dense cell reads as (0 by default: after standardize, the mean). The
   /// statistics pass sets NaN to leave missing cells out.
   void setMissingDense(float value) { missingDense_ = value; }
+  /// Rows to predict may lack the label (a csv header without it, a slot line without it): it
+  /// reads 0.
+  void setLabelOptional(bool optional) { labelOptional_ = optional; }
+  bool labelOptional() const { return labelOptional_; }
 
 private:
   llvm::Error setLabel(llvm::StringRef cell, float &label) const;
@@ -73,7 +77,7 @@ private:
   std::vector<ColumnRole> roles_;
   llvm::StringMap<size_t> byName_;
   int64_t denseWidth_ = 0, slots_ = 0, classes_ = 0;
-  bool realLabel_ = false, weighted_ = false, hasCrosses_ = false;
+  bool realLabel_ = false, weighted_ = false, hasCrosses_ = false, labelOptional_ = false;
   std::string positive_, negative_; ///< a label given by value
   float missingDense_ = 0;
 };

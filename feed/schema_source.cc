@@ -36,6 +36,7 @@ llvm::Expected<std::unique_ptr<BatchSource>> openSchemaSource(const proto::DataF
   auto schema = SchemaColumns::make(feed.schema());
   if (!schema)
     return schema.takeError();
+  schema->setLabelOptional(feed.unlabeled());
   if (auto probe = makeLineFormat(feed.format(), *schema); !probe)
     return probe.takeError();
   auto dtypes = checkFeedVars(feed, block, schemaVars(*schema));

@@ -10,6 +10,7 @@
 #include "feed/schema.h"
 #include "support/error.h"
 #include "support/hash.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace oar {
 
@@ -59,6 +60,15 @@ private:
   std::vector<uint64_t> bits_ = std::vector<uint64_t>(kBits / 64);
 };
 
+/// A cross of auto-bucketized columns in the statistics pass: the keys of what is left of it
+/// (the cross of its other columns, or the one column left) counted apart.
+struct ReducedCross {
+  int64_t factor = 1;  ///< the product of its auto columns' bucket counts
+  std::string counted; ///< the cross or column whose keys are counted ("": none left)
+  int64_t slot = -1, width = 1;
+  DistinctCounter keys;
+};
+
 } // namespace
 
 double quantileOf(llvm::ArrayRef<double> sorted, double q) {
@@ -83,6 +93,40 @@ llvm::Expected<DataStatistics> computeSchemaStatistics(proto::FeedSchema &schema
     autoColumns.push_back(i);
     c.clear_transform(), c.clear_auto_stats(), c.clear_auto_buckets();
   }
+  // A cross of an auto-bucketized column cannot be keyed before its buckets exist: the pass
+  // crosses its other columns instead (or reads the one left), counts those keys apart, and
+  // bounds the cross's keys by that count times the buckets.
+  std::vector<ReducedCross> reduced;
+  {
+    llvm::StringMap<int64_t> buckets;
+    for (const proto::FeedColumn &c : schema.dense())
+      if (c.auto_buckets() > 0)
+        buckets[c.name()] = c.auto_buckets();
+    google::protobuf::RepeatedPtrField<proto::FeedCross> kept;
+    for (const proto::FeedCross &x : plain.cross()) {
+      ReducedCross r;
+      proto::FeedCross rest = x;
+      rest.clear_columns();
+      for (const std::string &part : x.columns())
+        if (auto it = buckets.find(part); it != buckets.end())
+          r.factor *= it->second;
+        else
+          rest.add_columns(part);
+      if (r.factor == 1) {
+        *kept.Add() = x;
+        continue;
+      }
+      if (rest.columns_size() >= 2) {
+        rest.set_name("stats pass: " + x.name());
+        r.counted = rest.name();
+        *kept.Add() = rest;
+      } else if (rest.columns_size() == 1) {
+        r.counted = rest.columns(0);
+      }
+      reduced.push_back(std::move(r));
+    }
+    plain.mutable_cross()->Swap(&kept);
+  }
   auto columns = SchemaColumns::make(plain);
   if (!columns)
     return columns.takeError();
@@ -90,6 +134,9 @@ llvm::Expected<DataStatistics> computeSchemaStatistics(proto::FeedSchema &schema
   std::vector<int64_t> denseIndex; // of each auto column, in the rows' dense values
   for (int i : autoColumns)
     denseIndex.push_back(columns->find(plain.dense(i).name())->index);
+  for (ReducedCross &r : reduced)
+    if (const ColumnRole *role = r.counted.empty() ? nullptr : columns->find(r.counted))
+      r.slot = role->index, r.width = role->width;
   std::vector<ColumnAccumulator> acc(autoColumns.size());
   DistinctCounter distinct;
   DataStatistics stats;
@@ -126,6 +173,9 @@ llvm::Expected<DataStatistics> computeSchemaStatistics(proto::FeedSchema &schema
       const uint64_t *keys = rows.keys(r);
       for (int64_t k = 0; k < rows.slots(); ++k)
         distinct.add(keys[k]);
+      for (ReducedCross &x : reduced)
+        for (int64_t k = 0; k < x.width && x.slot >= 0; ++k)
+          x.keys.add(keys[x.slot + k]);
     }
   }
   for (size_t a = 0; a < acc.size(); ++a) {
@@ -159,6 +209,13 @@ llvm::Expected<DataStatistics> computeSchemaStatistics(proto::FeedSchema &schema
   // A bucketized auto column's keys were counted as one (its values were read plain): its
   // buckets add at most a key each.
   stats.distinctKeys = distinct.estimate();
+  for (ReducedCross &x : reduced) {
+    // The reduced cross's own keys were counted above, and are no keys of the model.
+    int64_t own = x.slot >= 0 ? x.keys.estimate() : 1;
+    if (!x.counted.empty() && x.counted.rfind("stats pass: ", 0) == 0)
+      stats.distinctKeys -= own;
+    stats.distinctKeys += std::min(own * x.factor, stats.rows * x.width);
+  }
   for (const proto::FeedColumn &c : schema.dense())
     stats.distinctKeys += c.transform() == "bucketize" ? c.boundaries_size() + 1 : 0;
   return stats;

@@ -53,6 +53,7 @@ llvm::Expected<int64_t> predictFeed(const Predictor &predictor, const proto::Dat
   proto::DataFeed once = feed;
   once.set_epochs(1);
   once.set_shuffle(false);
+  once.set_unlabeled(true); // rows to score need no label
   auto source = openBatchSource(once, predictor.program().blocks(0));
   if (!source)
     return source.takeError();

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "executor/executor.h"
@@ -12,7 +13,9 @@
 #include "serving/bf16_layer.h"
 #include "serving/export.h"
 #include "serving/fuse_fc.h"
+#include "feed/schema_source.h"
 #include "serving/key_index.h"
+#include "serving/row_encoder.h"
 #include "serving/sparse_input_layer.h"
 #include "support/error.h"
 
@@ -28,6 +31,9 @@ struct Predictor::Impl {
   /// The model's vars (params, tables' keys, values and index), shared read-only by every call.
   std::vector<std::pair<std::string, Tensor>> model;
   PredictorOptions options;
+  /// What predictRows() encodes raw rows with, or why the model cannot take them.
+  std::optional<RowEncoder> rowEncoder;
+  std::string noRowEncoder;
   /// Scopes of finished calls, each holding the model's vars and its last call's intermediate
   /// tensors: a call takes one (or makes one) and gives it back.
   mutable std::mutex poolMutex;
@@ -174,6 +180,14 @@ llvm::Expected<std::unique_ptr<Predictor>> Predictor::fromExport(ExportedModel m
     impl->model.emplace_back(tableKeysName(name), std::move(t.keys));
     impl->model.emplace_back(tableValuesName(name), std::move(t.values));
   }
+  const proto::DataFeed &feed = isSchemaFeed(impl->program.test_feed())
+                                    ? impl->program.test_feed()
+                                    : impl->program.train_feed();
+  auto encoder = RowEncoder::make(feed, impl->program.blocks(0), impl->inputs);
+  if (encoder)
+    impl->rowEncoder = std::move(*encoder);
+  else
+    impl->noRowEncoder = llvm::toString(encoder.takeError());
   return std::unique_ptr<Predictor>(new Predictor(std::move(impl)));
 }
 
@@ -189,6 +203,17 @@ DType Predictor::inputType(size_t i) const {
 std::vector<int64_t> Predictor::inputDims(size_t i) const {
   const proto::Var *v = findVar(impl_->program.blocks(0), impl_->inputs[i]);
   return std::vector<int64_t>(v->type().dims().begin(), v->type().dims().end());
+}
+
+llvm::Expected<std::vector<Tensor>>
+Predictor::predictRows(llvm::ArrayRef<std::string> columns,
+                       llvm::ArrayRef<std::vector<std::string>> rows) const {
+  if (!impl_->rowEncoder)
+    return makeError("predictRows: {0}", impl_->noRowEncoder);
+  auto inputs = impl_->rowEncoder->encode(columns, rows);
+  if (!inputs)
+    return addContext(inputs.takeError(), "predictRows");
+  return predict(*inputs);
 }
 
 llvm::Expected<std::vector<Tensor>> Predictor::predict(const std::vector<Tensor> &batch) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "executor/tensor.h"
+#include "llvm/ADT/ArrayRef.h"
 
 namespace oar {
 
@@ -62,6 +63,17 @@ public:
   /// the input or the op. A call's intermediate tensors are kept for the next call (as many sets
   /// as calls have run at once), so a steady load allocates nothing after its first batches.
   llvm::Expected<std::vector<Tensor>> predict(const std::vector<Tensor> &batch) const;
+
+  /// Runs the model on raw rows, as a csv file holds them: `rows[r][c]` is row r's cell of the
+  /// column `columns[c]` (a multi-valued column's values joined by its separator, `|` unless the
+  /// schema says). The model's schema turns them into its inputs as its data feed would: the
+  /// dense transforms with the statistics computed at training, buckets, hashed ids and crosses.
+  /// A column not named reads as an empty cell (missing), the label is not needed, and a column
+  /// the model has no use for is an error naming it. Only for models whose feed has a schema
+  /// (csv, tsv, slot, libffm). Thread-safe as predict() is.
+  llvm::Expected<std::vector<Tensor>>
+  predictRows(llvm::ArrayRef<std::string> columns,
+              llvm::ArrayRef<std::vector<std::string>> rows) const;
 
 private:
   struct Impl;

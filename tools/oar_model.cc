@@ -12,15 +12,16 @@
 using namespace llvm;
 
 static cl::OptionCategory category("oar-model options");
-static cl::opt<std::string> model("model",
-                                  cl::desc("linear | mlp | lenet | wide_deep | deepfm (" +
-                                           oar::ctrDefaultsText() + ")"),
+// cl::desc keeps a StringRef: the text must outlive the option.
+static const std::string modelHelp =
+    "linear | mlp | lenet | wide_deep | deepfm (" + oar::ctrDefaultsText() + ")";
+static cl::opt<std::string> model("model", cl::desc(modelHelp),
                                   cl::init("linear"), cl::cat(category));
 static cl::opt<int64_t> embDim("emb-dim", cl::desc("wide_deep, deepfm: embedding width"),
                                cl::init(10), cl::cat(category));
 static cl::opt<int64_t> vocab("vocab",
                               cl::desc("wide_deep, deepfm: table rows (keys are folded mod it; "
-                                       "default: 4 a distinct key of --data, 1024 to 4194304)"),
+                                       "default: 4 rows a distinct key of --data, 1024 to 4194304)"),
                               cl::init(int64_t(1) << 22), cl::cat(category));
 static cl::opt<int64_t> admitAfter("admit-after",
                                    cl::desc("wide_deep, deepfm: a key gets a table row at its Nth "
