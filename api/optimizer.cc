@@ -159,8 +159,8 @@ proto::Op AdamW::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::Stri
 }
 
 proto::Op Adagrad::makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) {
-  std::string m = rowWise_ ? statePerRow(model, pg.param, "moment", 0)
-                           : stateLike(model, pg.param, "moment", 0);
+  std::string m = rowWise_ ? statePerRow(model, pg.param, "moment", initialAccumulator_)
+                           : stateLike(model, pg.param, "moment", initialAccumulator_);
   AttrList attrs{{"epsilon", epsilon_}};
   if (rowWise_) // left out otherwise, so element-wise programs read as before
     attrs.push_back({"row_wise", true});

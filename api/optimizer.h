@@ -115,8 +115,13 @@ protected:
 /// gradient is added to it) instead of one per element.
 class Adagrad : public Optimizer {
 public:
-  Adagrad(float learningRate, float epsilon = 1e-6f, bool rowWise = false)
-      : Optimizer(learningRate), epsilon_(epsilon), rowWise_(rowWise) {}
+  /// `initialAccumulator`: the squared-gradient sum each weight starts from (TensorFlow's
+  /// initial_accumulator_value; 0 is Paddle's): above 0 it damps the first steps, which a
+  /// weight seen once (a rare id) would otherwise take at the full rate whatever its gradient.
+  Adagrad(float learningRate, float epsilon = 1e-6f, bool rowWise = false,
+          float initialAccumulator = 0)
+      : Optimizer(learningRate), epsilon_(epsilon), rowWise_(rowWise),
+        initialAccumulator_(initialAccumulator) {}
 
 protected:
   proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) override;
@@ -124,6 +129,7 @@ protected:
 private:
   float epsilon_;
   bool rowWise_;
+  float initialAccumulator_;
 };
 
 } // namespace oar

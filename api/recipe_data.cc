@@ -76,7 +76,7 @@ llvm::Expected<std::vector<std::string>> fitRecipeToData(RecipeSpec &s,
 std::string describeRecipe(const RecipeSpec &s) {
   std::string out;
   auto line = [&](llvm::StringRef name, const std::string &value) {
-    out += llvm::formatv("  {0,-14} {1}\n", name, value).str();
+    out += llvm::formatv("  {0,-20} {1}\n", name, value).str();
   };
   auto join = [](const std::vector<int64_t> &v) {
     std::string t;
@@ -89,6 +89,8 @@ std::string describeRecipe(const RecipeSpec &s) {
   line("lr", numberText(s.lr));
   if (s.optimizer == "adam" || s.optimizer == "adamw" || s.optimizer == "adagrad")
     line("epsilon", numberText(s.epsilon.value_or(s.optimizer == "adagrad" ? 1e-6f : 1e-8f)));
+  if (s.optimizer == "adagrad")
+    line("initial-accumulator", numberText(s.initialAccumulator));
   line("batch-size", std::to_string(s.batchSize));
   line("epochs", std::to_string(s.epochs));
   line("shuffle", s.shuffle ? "on" : "off");

@@ -1,6 +1,8 @@
 // The built-in recipes.
 #include "api/recipes.h"
 
+#include <cmath>
+
 #include "api/optimizer.h"
 #include "feed/schema.h"
 #include "support/error.h"
@@ -17,7 +19,8 @@ static llvm::Expected<std::unique_ptr<Optimizer>> namedOptimizer(const RecipeSpe
   if (s.optimizer == "adamw")
     return std::make_unique<AdamW>(s.lr, 0.01f, s.beta1, s.beta2, s.epsilon.value_or(1e-8f));
   if (s.optimizer == "adagrad")
-    return std::make_unique<Adagrad>(s.lr, s.epsilon.value_or(1e-6f));
+    return std::make_unique<Adagrad>(s.lr, s.epsilon.value_or(1e-6f), /*rowWise=*/false,
+                                     s.initialAccumulator);
   return makeError("unknown optimizer \"{0}\" (use sgd, momentum, adam, adamw or adagrad)",
                    s.optimizer);
 }
@@ -42,6 +45,10 @@ llvm::Error checkToolkit(const RecipeSpec &s) {
     return makeError("--dropout {0} must be in [0, 1)", s.dropout);
   if (!(s.weightDecay >= 0))
     return makeError("--weight-decay {0} must be 0 or more", s.weightDecay);
+  if (!(s.initialAccumulator >= 0) || !std::isfinite(s.initialAccumulator))
+    return makeError("--initial-accumulator {0} must be 0 or more", s.initialAccumulator);
+  if (s.initialAccumulator != 0 && s.optimizer != "adagrad")
+    return makeError("--initial-accumulator is adagrad's; --optimizer={0} has none", s.optimizer);
   if (!(s.clipGlobalNorm >= 0))
     return makeError("--clip-global-norm {0} must be 0 (off) or more", s.clipGlobalNorm);
   const LrSchedule &l = s.schedule;

@@ -15,6 +15,7 @@ struct RecipeSpec {
   std::string optimizer = "sgd";          // sgd | momentum | adam | adamw | adagrad
   float lr = 0.01f, momentum = 0.9f, beta1 = 0.9f, beta2 = 0.999f;
   std::optional<float> epsilon; // unset: the optimizer's own (adam 1e-8, adagrad 1e-6)
+  float initialAccumulator = 0; // adagrad: where each weight's squared-gradient sum starts
   // The training toolkit (docs/training.md): after each hidden fc, a norm (none | batch |
   // layer) before its activation and dropout after it; L2 (adamw: decoupled) weight decay,
   // clipping by global norm (0: off) and the learning rate's schedule.

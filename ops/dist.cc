@@ -259,6 +259,9 @@ OAR_OP(sparse_table)
     .attr<std::string>("optimizer", "sgd", "sgd | adagrad | adam")
     .attr<bool>("row_wise", false, "adagrad: one accumulator per row")
     .attr<float>("epsilon", 1e-6f, "adagrad, adam: added to the denominator")
+    .attr<float>("initial_accumulator", 0.0f,
+                 "adagrad: the squared-gradient sum a new row starts from (the single-machine "
+                 "program's fill of the optimizer's Moment)")
     .attr<float>("weight_decay", 0.0f, "L2 decay of the rows a push touches")
     .attr<float>("beta1", 0.9f, "adam")
     .attr<float>("beta2", 0.999f, "adam")

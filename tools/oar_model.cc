@@ -85,6 +85,11 @@ static cl::opt<float> beta2("beta2", cl::desc("adam beta2"), cl::init(0.999f), c
 static cl::opt<float> epsilon("epsilon",
                               cl::desc("adam, adamw, adagrad: epsilon (default 1e-8; adagrad 1e-6)"),
                               cl::init(1e-8f), cl::cat(category));
+static cl::opt<float> initialAccumulator(
+    "initial-accumulator",
+    cl::desc("adagrad: the squared-gradient sum each weight starts from; above 0 it damps the "
+             "first steps of weights seen once, such as rare ids' (default 0)"),
+    cl::init(0.0f), cl::cat(category));
 static cl::opt<int64_t> batchSize("batch-size", cl::desc("rows per step"), cl::init(32),
                                   cl::cat(category));
 static cl::opt<int64_t> epochs("epochs", cl::desc("passes over the data"), cl::init(1),
@@ -147,6 +152,7 @@ int main(int argc, char **argv) {
   spec.beta1 = beta1, spec.beta2 = beta2;
   if (epsilon.getNumOccurrences())
     spec.epsilon = epsilon;
+  spec.initialAccumulator = initialAccumulator;
   spec.norm = norm, spec.dropout = dropout, spec.weightDecay = weightDecay;
   spec.weightDecayGiven = weightDecay.getNumOccurrences() > 0;
   spec.clipGlobalNorm = clipGlobalNorm;

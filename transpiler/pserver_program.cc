@@ -119,6 +119,19 @@ proto::Attr schemaAttr(const proto::Op &op, llvm::StringRef name, AttrValue fall
   return ops::AttrReader(op, *schema).get(name);
 }
 
+/// Where adagrad's Moment starts: the value the startup program fills it with (0 when it is not
+/// a constant fill, or the optimizer is not adagrad).
+float initialAccumulatorOf(const TranspileInputs &in, const proto::Op &opt) {
+  if (opt.type() != "adagrad")
+    return 0;
+  for (const proto::Slot &slot : opt.inputs())
+    if (slot.slot() == "Moment" && slot.names_size() == 1)
+      if (auto it = in.startupWriters.find(slot.names(0)); it != in.startupWriters.end())
+        if (it->second->type() == "fill_constant")
+          return schemaAttr(*it->second, "value", AttrValue(0.0f)).f();
+  return 0;
+}
+
 /// The sparse_table op declaring table `t`: its optimizer and how a row starts, from the
 /// single-machine program's update op and the startup's initialiser of the table.
 void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Block &root,
@@ -147,6 +160,7 @@ void appendSparseTable(const TranspileInputs &in, const TablePlan &t, proto::Blo
        {"optimizer", opt.type()},
        {"row_wise", AttrValue(schemaAttr(opt, "row_wise", tableDefault("row_wise")))},
        {"epsilon", AttrValue(schemaAttr(opt, "epsilon", tableDefault("epsilon")))},
+       {"initial_accumulator", initialAccumulatorOf(in, opt)},
        {"beta1", AttrValue(schemaAttr(opt, "beta1", tableDefault("beta1")))},
        {"beta2", AttrValue(schemaAttr(opt, "beta2", tableDefault("beta2")))},
        {"weight_decay", AttrValue(schemaAttr(opt, "weight_decay", tableDefault("weight_decay")))},

@@ -49,8 +49,9 @@ static void bindOptimizerClasses(py::module_ &m) {
            py::arg("weight_decay") = 0.01f, py::arg("beta1") = 0.9f, py::arg("beta2") = 0.999f,
            py::arg("epsilon") = 1e-8f);
   py::class_<Adagrad, Optimizer>(m, "Adagrad")
-      .def(py::init<float, float, bool>(), py::arg("learning_rate"), py::arg("epsilon") = 1e-6f,
-           py::arg("row_wise") = false);
+      .def(py::init<float, float, bool, float>(), py::arg("learning_rate"),
+           py::arg("epsilon") = 1e-6f, py::arg("row_wise") = false,
+           py::arg("initial_accumulator") = 0.0f);
 }
 
 /// RecipeSpec from keyword arguments named as oar-model's flags (in_ for --in, test_data, ...);
@@ -71,6 +72,7 @@ static RecipeSpec recipeSpec(const py::kwargs &kw) {
   take("momentum", s.momentum), take("beta1", s.beta1), take("beta2", s.beta2);
   if (float epsilon; take("epsilon", epsilon))
     s.epsilon = epsilon;
+  take("initial_accumulator", s.initialAccumulator);
   take("norm", s.norm), take("dropout", s.dropout);
   s.weightDecayGiven = take("weight_decay", s.weightDecay);
   take("clip_global_norm", s.clipGlobalNorm), take("lr_schedule", s.schedule);

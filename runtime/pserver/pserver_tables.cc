@@ -27,6 +27,7 @@ llvm::Error PserverTables::init(const proto::Program &program, Scope &scope, int
     c.optimizer = attrs.getString("optimizer");
     c.rowWise = attrs.getBool("row_wise");
     c.epsilon = attrs.getFloat("epsilon");
+    c.initialAccumulator = attrs.getFloat("initial_accumulator");
     c.weightDecay = attrs.getFloat("weight_decay");
     c.beta1 = attrs.getFloat("beta1");
     c.beta2 = attrs.getFloat("beta2");

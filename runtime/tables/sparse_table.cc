@@ -56,7 +56,7 @@ float *SparseTable::rowOf(uint64_t key) {
   float *row = rowAt(r);
   initialWeights(key, row);
   float *state = row + config_.width;
-  std::fill(state, row + stride_, 0.0f);
+  std::fill(state, row + stride_, config_.optimizer == "adagrad" ? config_.initialAccumulator : 0.0f);
   if (config_.optimizer == "adam") { // beta^t starts at beta (Paddle's convention)
     state[2 * config_.width] = config_.beta1;
     state[2 * config_.width + 1] = config_.beta2;

@@ -26,6 +26,7 @@ struct SparseTableConfig {
   std::string optimizer = "sgd";
   bool rowWise = false;
   float epsilon = 1e-6f, beta1 = 0.9f, beta2 = 0.999f;
+  float initialAccumulator = 0; ///< adagrad: a new row's squared-gradient sum
   float weightDecay = 0; // L2, added to the gradient of each row a push touches
   /// How a row's weights start: uniform in [a, b), gaussian (mean a, std b), or constant a.
   std::string init = "uniform";
