@@ -53,7 +53,7 @@ TEST_CASE("oar-model's CTR recipe prints its settings, keeps a given --epsilon, 
              Contains("--initial-accumulator is adagrad's; --optimizer=adam has none"));
 }
 
-TEST_CASE("a YES/NO label named by value trains; another value is refused by file and line",
+TEST_CASE("a YES/NO label named by value trains, and another value is refused by file and line",
           "[tools][ctr]") {
   std::string dir = scratchDir("ctr_label_by_value");
   run(model(dir, "--label=clicked:positive=YES:negative=NO --hidden=8"));
