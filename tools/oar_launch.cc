@@ -79,11 +79,11 @@ static cl::opt<std::string> learningRate("lr", cl::desc("every node's base learn
                                          cl::cat(category));
 static cl::opt<std::string> keepBest("keep-best",
                                      cl::desc("auc | loss: trainer 0 keeps the best evaluation's "
-                                              "params in SAVE/best (collective jobs)"),
+                                              "params in SAVE/best (every mode)"),
                                      cl::cat(category));
 static cl::opt<std::string> earlyStop("early-stop",
                                       cl::desc("stop after N evaluations without improvement "
-                                               "(collective jobs)"),
+                                               "(every mode: trainer 0 decides)"),
                                       cl::cat(category));
 static cl::opt<std::string> evalEvery("eval-every",
                                       cl::desc("trainer 0 evaluates every N steps or `epoch`"),

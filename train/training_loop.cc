@@ -158,6 +158,8 @@ llvm::Expected<std::vector<StepReport>> trainLoop(Executor &exec, const proto::P
       if (stop)
         break;
     }
+    if (opts.jobStopped && opts.jobStopped())
+      break;
   }
   return reports;
 }

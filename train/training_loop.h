@@ -43,6 +43,9 @@ struct TrainOptions {
   /// Called at every evaluation's step with this process's wish to stop; returns the job's
   /// decision, so that every trainer stops at the same step. Unset: the wish is the decision.
   std::function<llvm::Expected<bool>(int64_t step, bool stop)> agreeOnStop;
+  /// Checked after every step: true ends training cleanly after it (a PS job's trainer told by a
+  /// pserver that trainer 0 stopped the job). Unset: never.
+  std::function<bool()> jobStopped;
   /// A NaN or inf loss ends training with an error naming the step and the first var that
   /// went non-finite; false trains on.
   bool stopOnNonFinite = true;

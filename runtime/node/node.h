@@ -46,6 +46,9 @@ struct Node {
   /// A trainer's evaluation (trainer 0 only), NaN handling and callbacks; runTrainer sets the
   /// rest (its share of the data, its steps).
   TrainOptions train;
+  /// A PS or hybrid job's trainer 0 with --keep-best: the pservers' part of a best save (their
+  /// tables' rows), set once they are connected; the best model calls it (bestModelOf).
+  std::shared_ptr<std::function<llvm::Error()>> bestTablesSave;
   std::function<void(const StepReport &)> onStep;
   std::function<void(const std::string &)> log; ///< the runtime's lines (any thread)
   /// Trainers the scheduler reported gone (PserverRun::goneTrainers); unset: none.

@@ -15,10 +15,11 @@ void TrainerOptions::declare(OptionTable &t) {
         "evaluate the test feed every N steps, or every `epoch` (trainer 0)");
   t.add("keep-best", keepBest, "METRIC",
         "auc | loss | accuracy: after each --eval-every evaluation, save the best one's params "
-        "to SAVE/best (one machine, or trainer 0 of a collective job)");
+        "to SAVE/best (trainer 0; in a PS or hybrid job the pservers, given --keep-best and "
+        "--save too, write the tables' rows there)");
   t.add("early-stop", earlyStop,
         "stop after N --eval-every evaluations without improving --keep-best's metric (loss if "
-        "none)",
+        "none); trainer 0 decides and every trainer stops",
         0);
   t.add("test-scores", testScoresPath, "FILE",
         "write the predictions of the final test evaluation, a line per test row (trainer 0 of a "

@@ -141,6 +141,32 @@ TrainOptions psTrainOptions(const Node &node, const proto::DistributeInfo &dist,
   return train;
 }
 
+/// --keep-best and --early-stop: trainer 0 evaluates and decides. A hybrid job's trainers
+/// reach each evaluation's step together and learn the decision there (a gather); a PS job's
+/// others learn it from a pserver's next reply, and end after the step they are in.
+void followEarlyStop(const Node &node, TrainOptions &train, Communicator &comm,
+                     CollectiveGroup *group) {
+  const TrainerOptions &o = node.options.trainer;
+  if (o.keepBest.empty() && o.earlyStop == 0)
+    return;
+  int64_t id = node.cluster.trainerId;
+  if (group) {
+    train.evalEverySteps = node.train.evalEverySteps;
+    train.evalEveryEpoch = node.train.evalEveryEpoch;
+    agreeOnEarlyStop(*group, train, id);
+    return;
+  }
+  if (id == 0)
+    train.agreeOnStop = [&comm](int64_t, bool stop) -> llvm::Expected<bool> {
+      if (stop)
+        if (llvm::Error err = comm.stopJob())
+          return std::move(err);
+      return stop;
+    };
+  else
+    train.jobStopped = [&comm] { return comm.jobStopped(); };
+}
+
 /// "trainer T: distributed tables: ..." per step, after training.
 void logTableTraffic(const Node &node, const RunEnv::TableTraffic &t, size_t steps) {
   if (t.ids == 0 || steps == 0)
@@ -203,6 +229,17 @@ llvm::Error trainWithPservers(const NodePrograms &progs, const Node &node, Mode 
     // at this step: a hybrid job does not recover.
     train.recover = nullptr;
   }
+  followEarlyStop(node, train, comm, group.get());
+  // Trainer 0's best save reaches the pservers through this connection, while it lasts.
+  struct BestTables {
+    std::shared_ptr<std::function<llvm::Error()>> hook;
+    ~BestTables() {
+      if (hook)
+        *hook = nullptr;
+    }
+  } bestTables{node.bestTablesSave};
+  if (bestTables.hook)
+    *bestTables.hook = [&comm] { return comm.saveBest(); };
   std::string saveDir; // a driver's, over --save
   auto reports = node.options.evalOnly
                      ? llvm::Expected<std::vector<StepReport>>(std::vector<StepReport>{})

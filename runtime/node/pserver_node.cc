@@ -90,6 +90,8 @@ llvm::Expected<PserverRun> pserverRun(const proto::Program &prog, const Node &no
   // Distributed tables save into the save's tables/ directory, a part per pserver.
   if (!o.saveDir.empty())
     run.tableSaveDir = inDir(o.saveDir, "tables");
+  if (!o.saveDir.empty() && !o.trainer.keepBest.empty())
+    run.bestTableSaveDir = inDir(inDir(o.saveDir, "best"), "tables");
   run.jobId = node.cluster.jobId;
   run.elastic = o.place.elastic;
   run.hybrid = prog.dist().hybrid();

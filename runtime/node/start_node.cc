@@ -243,15 +243,16 @@ private:
     if (llvm::Error err = setEvaluations(o.trainer, node_.train))
       return err;
     node_.train.onEval = (*output)->evalCallback();
-    // Only a collective trainer holds the whole model: trainer 0 evaluates, keeps the best and
-    // decides when to stop; the others follow.
+    // Trainer 0 evaluates, keeps the best and decides when to stop; the others follow (a
+    // collective or hybrid job's at each evaluation's step, a PS job's at their next reply). In
+    // a PS or hybrid job the pservers write the tables' part of a best save.
     bool collective = progs.main.dist().mode() == modeName(Mode::Collective);
-    if ((!o.trainer.keepBest.empty() || o.trainer.earlyStop > 0) && !collective)
-      return makeError("--keep-best and --early-stop need the whole model on a trainer: one "
-                       "machine or --mode collective (this {0} job's params are on its pservers)",
-                       progs.main.dist().mode());
+    if (!collective && id == 0 && !o.trainer.keepBest.empty())
+      node_.bestTablesSave = std::make_shared<std::function<llvm::Error()>>();
     std::optional<BestModel> best;
-    if (llvm::Error err = bestModelOf(o.trainer, progs.main, o.saveDir, id == 0).moveInto(best))
+    if (llvm::Error err =
+            bestModelOf(o.trainer, progs.main, o.saveDir, id == 0, node_.bestTablesSave)
+                .moveInto(best))
       return err;
     if (best && id == 0)
       node_.train.afterEval = best->callback(progs.main);

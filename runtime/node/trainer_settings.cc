@@ -31,9 +31,9 @@ llvm::Error setEvaluations(const TrainerOptions &o, TrainOptions &train) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::optional<BestModel>> bestModelOf(const TrainerOptions &o,
-                                                     const proto::Program &main,
-                                                     const std::string &saveDir, bool saves) {
+llvm::Expected<std::optional<BestModel>>
+bestModelOf(const TrainerOptions &o, const proto::Program &main, const std::string &saveDir,
+            bool saves, std::shared_ptr<std::function<llvm::Error()>> pserverPart) {
   if (o.keepBest.empty() && o.earlyStop == 0)
     return std::nullopt;
   if (o.evalEvery.empty())
@@ -46,8 +46,16 @@ llvm::Expected<std::optional<BestModel>> bestModelOf(const TrainerOptions &o,
       return makeError("--keep-best saves the best evaluation next to --save's model (in "
                        "SAVE/best): give --save DIR");
     b.saveDir = saveDir + "/best";
-    if (saves)
+    if (saves && !pserverPart)
       b.save = [&main, dir = b.saveDir](const Scope &s) { return saveSingleMachine(main, s, dir); };
+    if (saves && pserverPart)
+      b.save = [&main, dir = b.saveDir, pserverPart](const Scope &s) -> llvm::Error {
+        // The tables first: the dense files then mark a best save whose parts are all there.
+        if (*pserverPart)
+          if (llvm::Error err = (*pserverPart)())
+            return err;
+        return savePersistables(main, s, dir, /*parametersOnly=*/true);
+      };
   }
   auto best = BestModel::create(main, b);
   if (!best)

@@ -39,6 +39,9 @@ struct PserverRun {
   bool training = true;
   /// Where distributed tables save their rows after every trainer completed (empty: nowhere).
   std::string tableSaveDir;
+  /// --keep-best with --save: where trainer 0's SAVE_BEST writes the tables' rows (SAVE/best/
+  /// tables). Taken from this pserver's own flags, never from the wire. Empty: SAVE_BEST refused.
+  std::string bestTableSaveDir;
   /// The launch this pserver belongs to: a HELLO of another launch is refused. Empty: any.
   std::string jobId;
   /// Async: trainers beyond the job's count may join while it runs (a scheduler gives them ids

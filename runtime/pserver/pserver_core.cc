@@ -48,7 +48,13 @@ void PserverCore::replyRolledBack(const std::string &peer, const proto::MsgHeade
 void PserverCore::sendNow(const std::string &peer, const proto::MsgHeader &h, const Tensor *t) {
   // Sends never wait (a ROUTER drops a reply to a peer whose queue is full): an error is the
   // server's own, and ends it.
-  if (llvm::Error err = server->sendMessage(peer, h, t)) {
+  proto::MsgHeader told;
+  int64_t stop = stopAfter.load();
+  if (stop >= 0) { // the trainers learn of a stop by any reply
+    told = h;
+    told.set_stop_after(stop);
+  }
+  if (llvm::Error err = server->sendMessage(peer, stop >= 0 ? told : h, t)) {
     if (fatal.empty())
       fatal = llvm::toString(std::move(err));
     else

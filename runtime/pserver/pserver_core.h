@@ -2,6 +2,7 @@
 // plan, the trainers, the tables, the server and its ordered replies, and the state of the job.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,8 @@ struct PserverCore {
   OrderedReplies replies;
   /// Why the pserver must end: its own failure (an update that failed), not a sender's.
   std::string fatal;
+  /// The step trainer 0 said the job stops after (STOP), or -1: every reply then says so.
+  std::atomic<int64_t> stopAfter{-1};
   /// Sync and hybrid: why the job cannot go on (a trainer failed or was replaced); everything
   /// but COMPLETE and HELLO is then refused with it, so every trainer fails instead of training
   /// on without one.

@@ -166,6 +166,41 @@ llvm::Error onComplete(PserverCore &core, const std::string &peer, Message &m, i
   return llvm::Error::success();
 }
 
+/// Trainer 0's best evaluation so far (--keep-best): the tables' rows as they are now, once every
+/// update queued has landed, to SAVE/best/tables (trainer 0 writes the dense params beside).
+/// Written before the reply, so that trainer 0 knows the best save is whole.
+llvm::Error onSaveBest(PserverCore &core, const std::string &peer, Message &m, int64_t t) {
+  if (t != 0)
+    return makeError("a best save is trainer 0's to ask for, not trainer {0}'s", t);
+  if (core.run.bestTableSaveDir.empty())
+    return makeError("this pserver has no best save to write: start it with --keep-best and "
+                     "--save, as the trainers");
+  if (core.tables.size() > 0) {
+    if (llvm::Error err = core.threads.workers().drain())
+      return err;
+    if (llvm::Error err = core.tables.save(core.run.bestTableSaveDir))
+      return makeError("best save: {0}", llvm::toString(std::move(err)));
+  }
+  core.reply(peer, makeHeader(proto::REPLY_OK, "", t, m.header.step()));
+  return llvm::Error::success();
+}
+
+/// Trainer 0 decided to stop the job after `step` (--early-stop): every reply from now on says
+/// so, and each trainer ends after the step it is in.
+llvm::Error onStop(PserverCore &core, const std::string &peer, Message &m, int64_t t) {
+  if (t != 0)
+    return makeError("stopping the job is trainer 0's decision, not trainer {0}'s", t);
+  if (m.header.step() < 0)
+    return makeError("a stop after step {0}", m.header.step());
+  core.stopAfter = m.header.step();
+  core.log(llvm::formatv("trainer 0 stops the job (early stopping) at its step {0}: each "
+                         "trainer ends after the step it is in",
+                         m.header.step())
+               .str());
+  core.reply(peer, makeHeader(proto::REPLY_OK, "", t, m.header.step()));
+  return llvm::Error::success();
+}
+
 /// Acts on one message of trainer `t` that passed the checks, by its kind.
 llvm::Error dispatch(PserverCore &core, const std::string &peer, Message &m, int64_t t) {
   switch (m.header.kind()) {
@@ -186,6 +221,10 @@ llvm::Error dispatch(PserverCore &core, const std::string &peer, Message &m, int
     return llvm::Error::success();
   case proto::COMPLETE:
     return onComplete(core, peer, m, t);
+  case proto::SAVE_BEST:
+    return onSaveBest(core, peer, m, t);
+  case proto::STOP:
+    return onStop(core, peer, m, t);
   default:
     return makeError("a {0} message is not a request", kindName(m.header.kind()));
   }

@@ -211,6 +211,8 @@ llvm::Expected<Message> Communicator::awaitReply(const Request &r, const char *w
                      llvm::toString(msg.takeError()));
   if (c.channel->peerPid() && namesSenderProcess(msg->header)) // the kernel named it
     msg->senderPid = c.channel->peerPid();
+  if (msg->header.has_stop_after())
+    stopAfter_ = msg->header.stop_after();
   if (msg->header.kind() == proto::REPLY_ERROR) {
     lastFailureWasRefusal_ = true;
     lastRefusalWasRollback_ = msg->header.has_rolled_back_to();
@@ -619,6 +621,26 @@ Communicator::barrier(proto::MsgKind kind,
                        reqs[i].header.var(), m.header.var());
     prefetched_.emplace(m.header.var(), std::move(m));
   }
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::toEveryPserver(proto::MsgKind kind, const char *what) {
+  proto::MsgHeader header = makeHeader(kind, "", trainerId_, std::max(step_, highestStepSent_));
+  std::vector<Request> reqs;
+  for (const std::string &ep : endpoints_)
+    reqs.push_back({header, nullptr, ep});
+  auto replies = roundTrip(reqs, what, timeouts_.reply);
+  if (!replies)
+    return replies.takeError();
+  return llvm::Error::success();
+}
+
+llvm::Error Communicator::saveBest() { return toEveryPserver(proto::SAVE_BEST, "saving the best"); }
+
+llvm::Error Communicator::stopJob() {
+  if (llvm::Error err = toEveryPserver(proto::STOP, "stopping the job"))
+    return err;
+  stopAfter_ = std::max(step_, highestStepSent_);
   return llvm::Error::success();
 }
 

@@ -1,6 +1,7 @@
 // The trainer's side of the runtime: one connection per pserver, request/reply with timeouts.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,6 +78,14 @@ public:
   /// that forgot this trainer's HELLO (it went back to a checkpoint at another trainer's
   /// request) gets one on a fresh connection.
   llvm::Error complete(const std::string &failure = "");
+  /// Trainer 0's best evaluation so far (--keep-best): each pserver writes its tables' rows to
+  /// its SAVE/best; returns once every one has.
+  llvm::Error saveBest();
+  /// Trainer 0's early stop: each pserver tells every trainer, in its next reply, that the job
+  /// stops after this trainer's step.
+  llvm::Error stopJob();
+  /// Whether a pserver said the job stops (STOP): this trainer then ends after its step.
+  bool jobStopped() const { return stopAfter_ >= 0; }
   /// After a failed connect(): tells the pservers that took this trainer's HELLO that it failed,
   /// so they end the job now instead of waiting for it until a timeout.
   void abandon(const std::string &failure);
@@ -176,6 +185,9 @@ private:
   std::optional<JobIdentity> job_; ///< what connect() said HELLO with
   int64_t step_ = 0;
   int64_t highestStepSent_ = 0; ///< prefetches run one step ahead; `complete` must not go back
+  std::atomic<int64_t> stopAfter_{-1}; ///< a pserver's stop_after, once one said it
+  /// Sends a header of `kind` (no payload) to every pserver and waits for every reply.
+  llvm::Error toEveryPserver(proto::MsgKind kind, const char *what);
   bool lastFailureWasRefusal_ = false; ///< the last roundTrip failed on a pserver's error reply
   /// ... which said the pserver went back to a checkpoint (it forgot our HELLO).
   bool lastRefusalWasRollback_ = false;

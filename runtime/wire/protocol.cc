@@ -37,6 +37,10 @@ llvm::StringRef kindName(proto::MsgKind kind) {
     return "pull_rows";
   case proto::PUSH_ROWS:
     return "push_rows";
+  case proto::SAVE_BEST:
+    return "save_best";
+  case proto::STOP:
+    return "stop";
   default:
     return "unknown";
   }
