@@ -77,7 +77,7 @@ void Optimizer::appendClip(ModelBuilder &model, const std::vector<ParamGrad> &gr
 void Optimizer::addDecayAndSchedule(ModelBuilder &model, const ParamGrad &pg, proto::Op &op) {
   if (weightDecay_ != 0 || op.type() == "adamw") // adamw's default is not 0
     setAttr(op, "weight_decay", weightDecay_);
-  if (!schedule_.active())
+  if (!schedule_.active() || (!scheduleTables_ && isSparseGrad(model, pg)))
     return;
   setAttr(op, "lr_schedule", schedule_.type);
   setAttr(op, "warmup_steps", schedule_.warmupSteps);

@@ -39,6 +39,10 @@ public:
   void setClipGlobalNorm(float maxNorm) { clipGlobalNorm_ = maxNorm; }
   /// The learning rate's schedule; each param's update op counts its own updates.
   void setSchedule(const LrSchedule &schedule) { schedule_ = schedule; }
+  /// Whether the schedule reaches the embeddings with sparse gradients too (the default). Off,
+  /// they keep the base rate: a distributed table's pservers have no schedule, so a model whose
+  /// tables train there schedules its dense params only.
+  void setScheduleTables(bool on) { scheduleTables_ = on; }
 
 protected:
   virtual proto::Op makeUpdate(ModelBuilder &model, const ParamGrad &pg, llvm::StringRef lr) = 0;
@@ -53,6 +57,7 @@ protected:
   float learningRate_;
   float weightDecay_ = 0, clipGlobalNorm_ = 0;
   LrSchedule schedule_;
+  bool scheduleTables_ = true;
 
 private:
   /// The clip op over the dense gradients of `grads`, when clipping is on.

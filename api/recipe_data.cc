@@ -107,7 +107,11 @@ std::string describeRecipe(const RecipeSpec &s) {
   if (s.schedule.type != "constant" || s.schedule.warmupSteps > 0)
     line("lr-schedule", s.schedule.type + " (warmup " + std::to_string(s.schedule.warmupSteps) +
                             ", decay steps " + std::to_string(s.schedule.decaySteps) + ", rate " +
-                            numberText(s.schedule.decayRate) + ")");
+                            numberText(s.schedule.decayRate) + ")" +
+                            (isCtr(s) && s.distributedTables
+                                 ? "; the dense params only, the tables at the constant rate "
+                                   "(they train on the pservers)"
+                                 : ""));
   return out;
 }
 

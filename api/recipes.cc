@@ -35,6 +35,9 @@ llvm::Expected<std::unique_ptr<Optimizer>> makeRecipeOptimizer(const RecipeSpec 
     (*opt)->setWeightDecay(s.weightDecay);
   (*opt)->setClipGlobalNorm(s.clipGlobalNorm);
   (*opt)->setSchedule(s.schedule);
+  // The pservers hold no schedule: distributed tables keep the base rate.
+  if ((s.model == "wide_deep" || s.model == "deepfm") && s.distributedTables)
+    (*opt)->setScheduleTables(false);
   return opt;
 }
 

@@ -36,7 +36,8 @@ static void bindOptimizerClasses(py::module_ &m) {
            py::arg("no_grad_set") = std::set<std::string>())
       .def("set_weight_decay", &Optimizer::setWeightDecay)
       .def("set_clip_global_norm", &Optimizer::setClipGlobalNorm)
-      .def("set_schedule", &Optimizer::setSchedule);
+      .def("set_schedule", &Optimizer::setSchedule)
+      .def("set_schedule_tables", &Optimizer::setScheduleTables, py::arg("on"));
   py::class_<SGD, Optimizer>(m, "SGD").def(py::init<float>(), py::arg("learning_rate"));
   py::class_<Momentum, Optimizer>(m, "Momentum")
       .def(py::init<float, float, bool>(), py::arg("learning_rate"), py::arg("momentum"),

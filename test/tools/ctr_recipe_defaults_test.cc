@@ -82,3 +82,33 @@ TEST_CASE("a pserver's table starts each new row's Adagrad sum where the recipe'
     CHECK_THAT(pserver.substr(at, 60), Contains(std::string("f: ") + value));
   }
 }
+
+TEST_CASE("a CTR recipe with a learning-rate schedule schedules its dense params and keeps its "
+          "distributed tables at the base rate, so a PS job of it runs",
+          "[tools][ctr][e2e]") {
+  std::string dir = scratchDir("ctr_dense_schedule");
+  std::string out = run(model(dir, "--label=clicked:positive=YES --hidden=8 "
+                                   "--lr-schedule=exponential --lr-decay-steps=10 "
+                                   "--lr-decay-rate=0.5"));
+  CHECK_THAT(out, Contains("the dense params only, the tables at the constant rate"));
+  std::string main = readFile(dir + "/model/main.pbtxt");
+  // Each dense param's update counts its steps (6 of the 8 updates); the two tables' (the
+  // embedding and the wide part) do not.
+  auto count = [](const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count(main, "type: \"adagrad\"") == 8);
+  CHECK(count(main, "slot: \"Step\"") == 6);
+  std::string job = run(binDir() + "/oar-launch --server-num=1 --worker-num=1 --mode=sync "
+                                   "--timeout=120 " +
+                        dir + "/model");
+  CHECK_THAT(job, Contains("trained 1 steps"));
+  // --local-tables: the tables train on the trainers, and the schedule reaches them too.
+  out = run(model(dir, "--label=clicked:positive=YES --hidden=8 --local-tables "
+                       "--lr-schedule=exponential --lr-decay-steps=10 --lr-decay-rate=0.5"));
+  CHECK(out.find("the tables at the constant rate") == std::string::npos);
+  CHECK(count(readFile(dir + "/model/main.pbtxt"), "slot: \"Step\"") == 8);
+}
