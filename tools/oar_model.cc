@@ -183,10 +183,13 @@ int main(int argc, char **argv) {
       exitOnErr(oar::makeError("--hidden: \"{0}\" is not an integer", h));
     spec.hidden.push_back(v);
   }
-  llvm::StringSet<> given; // the flags on the command line, by name
-  for (auto &option : cl::getRegisteredOptions())
-    if (option.getValue()->getNumOccurrences() > 0)
-      given.insert(option.getKey());
+  // The flags on the command line, by name, read from argv (--name=value and --name value
+  // alike): not from cl::getRegisteredOptions, whose entries include libLLVM's own options, on
+  // which a member call is undefined behaviour to UBSan (that library has no RTTI).
+  llvm::StringSet<> given;
+  for (int i = 1; i < argc; ++i)
+    if (StringRef a(argv[i]); a.size() > 1 && a[0] == '-' && a != "--")
+      given.insert(a.ltrim('-').split('=').first);
   oar::applyCtrDefaults(spec, given);
   for (const std::string &line : exitOnErr(oar::fitRecipeToData(spec, given)))
     outs() << "oar-model: " << line << "\n";
