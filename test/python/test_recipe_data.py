@@ -56,3 +56,19 @@ def test_a_plain_dense_column_is_standardized_unless_raw(tmp_path):
     assert mean and std and abs(mean[0] - price.astype(np.float32).mean()) < 1e-3
     raw, _ = oar.recipes.build(raw_dense=True, **settings)
     assert _schema_numbers(raw, "price") == ([], [], [])
+
+
+def test_adagrad_starts_from_the_initial_accumulator(tmp_path):
+    _write_log(tmp_path / "log.csv", np.random.default_rng(5), rows=50)
+    settings = dict(model="wide_deep", format="csv", data=[str(tmp_path / "log.csv")],
+                    label="clicked:positive=YES", sparse="cat", hidden=[8], vocab=1024)
+    def moment_fills(startup):  # the values the startup fills the adagrad moments with
+        text = startup.to_string()
+        fills = re.findall(r'outputs \{\s*slot: "Out"\s*names: "([^"]*moment[^"]*)"'
+                           r'.*?name: "value"\s*f: (\S+)', text, re.S)
+        return {name: float(v) for name, v in fills}
+    _, startup = oar.recipes.build(initial_accumulator=0.25, **settings)
+    fills = moment_fills(startup)
+    assert fills and all(v == 0.25 for v in fills.values()), fills
+    _, startup = oar.recipes.build(**settings)
+    assert all(v == 0.0 for v in moment_fills(startup).values())  # none, or 0
