@@ -30,6 +30,19 @@ bool isSchemaFeed(const proto::DataFeed &feed) {
   return llvm::is_contained(kSchemaFormats, feed.format()) && feed.has_schema();
 }
 
+llvm::Expected<StreamLayout> schemaStreamLayout(const proto::DataFeed &feed,
+                                                const proto::Block &block,
+                                                const SchemaColumns &schema) {
+  auto dtypes = checkFeedVars(feed, block, schemaVars(schema));
+  if (!dtypes)
+    return dtypes.takeError();
+  StreamLayout layout;
+  layout.dtypes = std::move(*dtypes);
+  layout.denseWidth = schema.denseWidth(), layout.slots = schema.slots();
+  layout.weights = schema.weighted();
+  return layout;
+}
+
 llvm::Expected<std::unique_ptr<BatchSource>> openSchemaSource(const proto::DataFeed &feed,
                                                               const proto::Block &block,
                                                               int64_t trainerId, int64_t trainers) {
@@ -39,22 +52,18 @@ llvm::Expected<std::unique_ptr<BatchSource>> openSchemaSource(const proto::DataF
   schema->setLabelOptional(feed.unlabeled());
   if (auto probe = makeLineFormat(feed.format(), *schema); !probe)
     return probe.takeError();
-  auto dtypes = checkFeedVars(feed, block, schemaVars(*schema));
-  if (!dtypes)
-    return dtypes.takeError();
-  StreamLayout layout;
-  layout.dtypes = std::move(*dtypes);
-  layout.denseWidth = schema->denseWidth(), layout.slots = schema->slots();
-  layout.weights = schema->weighted();
+  auto layout = schemaStreamLayout(feed, block, *schema);
+  if (!layout)
+    return layout.takeError();
   auto columns = std::make_shared<SchemaColumns>(std::move(*schema));
   std::string format = feed.format();
-  layout.makeParser = [columns, format]() -> llvm::Expected<std::unique_ptr<RowParser>> {
+  layout->makeParser = [columns, format]() -> llvm::Expected<std::unique_ptr<RowParser>> {
     auto parser = makeLineFormat(format, *columns);
     if (!parser)
       return parser.takeError();
     return std::unique_ptr<RowParser>(std::move(*parser));
   };
-  return openStreamSource(feed, std::move(layout), trainerId, trainers);
+  return openStreamSource(feed, std::move(*layout), trainerId, trainers);
 }
 
 } // namespace oar

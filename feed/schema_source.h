@@ -10,11 +10,19 @@
 #pragma once
 
 #include "feed/batch_source.h"
+#include "feed/schema_columns.h"
+#include "feed/stream_source.h"
 
 namespace oar {
 
 /// Whether `feed` is read through a schema (its format is one of kSchemaFormats and it has one).
 bool isSchemaFeed(const proto::DataFeed &feed);
+
+/// What the feed's vars hold for `schema` (their dtypes and widths; no parser): checks that the
+/// feed names the vars a schema feed fills, declared in `block`.
+llvm::Expected<StreamLayout> schemaStreamLayout(const proto::DataFeed &feed,
+                                                const proto::Block &block,
+                                                const SchemaColumns &schema);
 
 /// Checks the schema, the vars and that the files exist; reads nothing yet.
 llvm::Expected<std::unique_ptr<BatchSource>> openSchemaSource(const proto::DataFeed &feed,

@@ -65,6 +65,7 @@ private:
 struct ReducedCross {
   int64_t factor = 1;  ///< the product of its auto columns' bucket counts
   std::string counted; ///< the cross or column whose keys are counted ("": none left)
+  bool ownCross = false; ///< `counted` is a cross of the pass's own, whose keys the model lacks
   int64_t slot = -1, width = 1;
   DistinctCounter keys;
 };
@@ -118,7 +119,7 @@ llvm::Expected<DataStatistics> computeSchemaStatistics(proto::FeedSchema &schema
       }
       if (rest.columns_size() >= 2) {
         rest.set_name("stats pass: " + x.name());
-        r.counted = rest.name();
+        r.counted = rest.name(), r.ownCross = true;
         *kept.Add() = rest;
       } else if (rest.columns_size() == 1) {
         r.counted = rest.columns(0);
@@ -212,7 +213,7 @@ llvm::Expected<DataStatistics> computeSchemaStatistics(proto::FeedSchema &schema
   for (ReducedCross &x : reduced) {
     // The reduced cross's own keys were counted above, and are no keys of the model.
     int64_t own = x.slot >= 0 ? x.keys.estimate() : 1;
-    if (!x.counted.empty() && x.counted.rfind("stats pass: ", 0) == 0)
+    if (x.ownCross)
       stats.distinctKeys -= own;
     stats.distinctKeys += std::min(own * x.factor, stats.rows * x.width);
   }

@@ -16,6 +16,52 @@ RowParser::~RowParser() = default;
 
 namespace {
 
+template <typename T> void put(Tensor &t, int64_t i, double v) { t.data<T>()[i] = T(v); }
+void putNumber(Tensor &t, int64_t i, double v) {
+  switch (t.dtype()) {
+  case proto::F64:
+    return put<double>(t, i, v);
+  case proto::I64:
+    return put<int64_t>(t, i, v);
+  default:
+    return put<float>(t, i, v);
+  }
+}
+
+} // namespace
+
+void fillBatch(const FeedRows &rows, const StreamLayout &layout, std::vector<Tensor> &batch) {
+  int64_t n = rows.size(), width = layout.denseWidth, slots = layout.slots;
+  const std::vector<DType> &dtypes = layout.dtypes;
+  size_t c = 0;
+  batch.resize(dtypes.size());
+  batch[c].resize(dtypes[c], {n, 1}, /*zero=*/false);
+  for (int64_t r = 0; r < n; ++r)
+    putNumber(batch[c], r, rows.label(r));
+  if (width > 0) {
+    ++c;
+    batch[c].resize(dtypes[c], {n, width}, /*zero=*/false);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < width; ++j)
+        putNumber(batch[c], r * width + j, rows.dense(r)[j]);
+  }
+  if (slots == 0)
+    return;
+  ++c;
+  batch[c].resize(proto::I64, {n, slots}, /*zero=*/false);
+  auto *keys = reinterpret_cast<uint64_t *>(batch[c].data<int64_t>());
+  for (int64_t r = 0; r < n; ++r)
+    std::copy_n(rows.keys(r), slots, keys + r * slots);
+  if (!layout.weights)
+    return;
+  ++c;
+  batch[c].resize(proto::F32, {n, slots}, /*zero=*/false);
+  for (int64_t r = 0; r < n; ++r)
+    std::copy_n(rows.weights(r), slots, batch[c].data<float>() + r * slots);
+}
+
+namespace {
+
 class StreamSource : public BatchSource {
 public:
   StreamSource(const proto::DataFeed &feed, StreamLayout layout, std::vector<std::string> files,
@@ -174,47 +220,7 @@ private:
     return llvm::Error::success();
   }
 
-  template <typename T> static void put(Tensor &t, int64_t i, double v) { t.data<T>()[i] = T(v); }
-  static void putNumber(Tensor &t, int64_t i, double v) {
-    switch (t.dtype()) {
-    case proto::F64:
-      return put<double>(t, i, v);
-    case proto::I64:
-      return put<int64_t>(t, i, v);
-    default:
-      return put<float>(t, i, v);
-    }
-  }
-
-  void fill(std::vector<Tensor> &batch) const {
-    int64_t n = batch_.size(), width = layout_.denseWidth, slots = layout_.slots;
-    const std::vector<DType> &dtypes = layout_.dtypes;
-    size_t c = 0;
-    batch.resize(dtypes.size());
-    batch[c].resize(dtypes[c], {n, 1}, /*zero=*/false);
-    for (int64_t r = 0; r < n; ++r)
-      putNumber(batch[c], r, batch_.label(r));
-    if (width > 0) {
-      ++c;
-      batch[c].resize(dtypes[c], {n, width}, /*zero=*/false);
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t j = 0; j < width; ++j)
-          putNumber(batch[c], r * width + j, batch_.dense(r)[j]);
-    }
-    if (slots == 0)
-      return;
-    ++c;
-    batch[c].resize(proto::I64, {n, slots}, /*zero=*/false);
-    auto *keys = reinterpret_cast<uint64_t *>(batch[c].data<int64_t>());
-    for (int64_t r = 0; r < n; ++r)
-      std::copy_n(batch_.keys(r), slots, keys + r * slots);
-    if (!layout_.weights)
-      return;
-    ++c;
-    batch[c].resize(proto::F32, {n, slots}, /*zero=*/false);
-    for (int64_t r = 0; r < n; ++r)
-      std::copy_n(batch_.weights(r), slots, batch[c].data<float>() + r * slots);
-  }
+  void fill(std::vector<Tensor> &batch) const { fillBatch(batch_, layout_, batch); }
 
   proto::DataFeed feed_;
   StreamLayout layout_;

@@ -38,6 +38,10 @@ struct StreamLayout {
   std::function<llvm::Expected<std::unique_ptr<RowParser>>()> makeParser; ///< one per file
 };
 
+/// Fills `batch` with `rows` as a stream of `layout` does: the label [n, 1], then dense [n, D]
+/// (D > 0), sparse [n, S] i64 (S > 0) and weights [n, S] f32, in `layout.dtypes`.
+void fillBatch(const FeedRows &rows, const StreamLayout &layout, std::vector<Tensor> &batch);
+
 /// One var a streamed feed fills: its role (label, dense, sparse, weights), width and dtypes.
 struct FeedVarSpec {
   const char *role;

@@ -2,7 +2,6 @@
 #include "serving/row_encoder.h"
 
 #include "feed/schema_source.h"
-#include "ir/program.h"
 #include "support/error.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -21,27 +20,17 @@ llvm::Expected<RowEncoder> RowEncoder::make(const proto::DataFeed &feed,
   if (!schema)
     return schema.takeError();
   schema->setLabelOptional(true);
-  // The feed's vars, in the order a schema feed fills them (feed/schema_source.cc).
-  std::vector<Part> parts = {Label};
-  if (schema->denseWidth() > 0)
-    parts.push_back(Dense);
-  if (schema->slots() > 0)
-    parts.push_back(Sparse);
-  if (schema->weighted())
-    parts.push_back(Weights);
-  if (static_cast<size_t>(feed.columns_size()) != parts.size())
-    return makeError("the model's feed names {0} vars ({1}); its schema fills {2}",
-                     feed.columns_size(), llvm::join(feed.columns(), ", "), parts.size());
+  auto layout = schemaStreamLayout(feed, block, *schema);
+  if (!layout)
+    return layout.takeError();
   RowEncoder e;
+  e.layout_ = std::move(*layout);
   for (const std::string &in : inputs) {
     auto at = llvm::find(feed.columns(), in);
     if (at == feed.columns().end())
       return makeError("input {0} is none of the feed's vars ({1})", in,
                        llvm::join(feed.columns(), ", "));
-    const proto::Var *v = findVar(block, in);
-    if (!v)
-      return makeError("input {0} is not declared", in);
-    e.inputs_.emplace_back(parts[at - feed.columns().begin()], v->type().dtype());
+    e.inputs_.push_back(static_cast<size_t>(at - feed.columns().begin()));
   }
   e.schema_ = std::make_shared<const SchemaColumns>(std::move(*schema));
   return e;
@@ -88,29 +77,10 @@ RowEncoder::encode(llvm::ArrayRef<std::string> columns,
         return addContext(std::move(err), "row " + std::to_string(r) + ", column " + columns[c]);
     s.finishRow(rows, at);
   }
-  int64_t n = rows.size();
-  std::vector<Tensor> out;
-  for (auto [part, dtype] : inputs_) {
-    int64_t width = part == Label ? 1 : part == Dense ? s.denseWidth() : s.slots();
-    Tensor t(part == Sparse ? proto::I64 : dtype, {n, width});
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < width; ++j) {
-        int64_t i = r * width + j;
-        if (part == Sparse) {
-          t.data<int64_t>()[i] = static_cast<int64_t>(rows.keys(r)[j]);
-          continue;
-        }
-        double v = part == Label ? rows.label(r) : part == Dense ? rows.dense(r)[j]
-                                                                 : rows.weights(r)[j];
-        if (t.dtype() == proto::F64)
-          t.data<double>()[i] = v;
-        else if (t.dtype() == proto::I64)
-          t.data<int64_t>()[i] = static_cast<int64_t>(v);
-        else
-          t.data<float>()[i] = static_cast<float>(v);
-      }
-    out.push_back(std::move(t));
-  }
+  std::vector<Tensor> batch, out;
+  fillBatch(rows, layout_, batch);
+  for (size_t var : inputs_)
+    out.push_back(batch[var]); // a Tensor's copy shares its buffer
   return out;
 }
 

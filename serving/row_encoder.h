@@ -9,6 +9,7 @@
 
 #include "executor/tensor.h"
 #include "feed/schema_columns.h"
+#include "feed/stream_source.h"
 
 namespace oar {
 
@@ -33,9 +34,8 @@ public:
 private:
   RowEncoder() = default;
   std::shared_ptr<const SchemaColumns> schema_;
-  /// Per input: which of the feed's vars it is (label, dense, sparse, weights) and its dtype.
-  enum Part { Label, Dense, Sparse, Weights };
-  std::vector<std::pair<Part, DType>> inputs_;
+  StreamLayout layout_;        ///< the feed's vars, as its stream fills them
+  std::vector<size_t> inputs_; ///< per input, which of the feed's vars it is
 };
 
 } // namespace oar

@@ -25,13 +25,16 @@ std::string overfittingModel(const std::string &dir) {
   return model;
 }
 
+/// The best evaluation's AUC and that of its save loaded again.
 struct Stopped {
-  int64_t step = 0; // trainer 0's last step
-  std::string bestAuc;
+  double bestAuc = 0, reloadedAuc = 0;
 };
 
-/// Runs `mode` 2x2 with early stopping and the best kept; checks what every job must show.
-Stopped runStopping(const std::string &dir, const std::string &model, const std::string &mode) {
+/// Runs the overfitting model as a 2x2 `mode` job with early stopping and the best kept (in
+/// scratch directory `name`); checks what every mode must show, and reloads SAVE/best.
+Stopped stopEarly(const std::string &name, const std::string &mode) {
+  std::string dir = scratchDir(name);
+  std::string model = overfittingModel(dir);
   std::string out = run(binDir() + "/oar-launch --server-num=2 --worker-num=2 --mode=" + mode +
                         " --timeout=300 --eval-every=50 --early-stop=2 --keep-best=auc --save " +
                         dir + "/s " + model);
@@ -41,17 +44,14 @@ Stopped runStopping(const std::string &dir, const std::string &model, const std:
   REQUIRE(std::regex_search(out, stopped,
                             std::regex(R"(stopped early after step (\d+): 2 evaluations)")));
   REQUIRE(std::regex_search(out, best, std::regex(R"(best auc ([0-9.]+) after step)")));
-  Stopped s{std::stoll(stopped[1]), best[1].str()};
-  CHECK(s.step < 1999); // 20 epochs of 100 steps a trainer
-  CHECK_THAT(out, Contains("trainer 0: trained " + std::to_string(s.step + 1) + " steps"));
+  int64_t step = std::stoll(stopped[1]);
+  CHECK(step < 1999); // 20 epochs of 100 steps a trainer
+  CHECK_THAT(out, Contains("trainer 0: trained " + std::to_string(step + 1) + " steps"));
   CHECK_THAT(out, Contains("trainer 1: trained"));
   CHECK(llvm::sys::fs::is_directory(dir + "/s/best/tables"));
-  return s;
-}
-
-double reloadedAuc(const std::string &model, const std::string &best) {
-  return aucOf(run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " + model +
-                   "/startup.pb --load " + best + " --eval-only"));
+  double reloaded = aucOf(run(binDir() + "/oar-executor --main " + model + "/main.pb --startup " +
+                              model + "/startup.pb --load " + dir + "/s/best --eval-only"));
+  return {std::stod(best[1]), reloaded};
 }
 
 } // namespace
@@ -59,25 +59,20 @@ double reloadedAuc(const std::string &model, const std::string &best) {
 TEST_CASE("a 2x2 async PS job stops early on trainer 0's decision and keeps the best evaluation "
           "with the pservers' table rows",
           "[e2e][runtime][toolkit][ctr]") {
-  std::string dir = scratchDir("ps_early_stop_async");
-  std::string model = overfittingModel(dir);
-  Stopped s = runStopping(dir, model, "async");
+  Stopped s = stopEarly("ps_early_stop_async", "async");
   // The others push while trainer 0 evaluates: the saved rows are the pservers' a moment later
   // than the evaluation's.
-  double again = reloadedAuc(model, dir + "/s/best");
-  INFO("best " << s.bestAuc << ", reloaded " << again);
-  CHECK(std::abs(again - std::stod(s.bestAuc)) < 0.01);
+  INFO("best " << s.bestAuc << ", reloaded " << s.reloadedAuc);
+  CHECK(std::abs(s.reloadedAuc - s.bestAuc) < 0.01);
 }
 
 TEST_CASE("a hybrid job's trainers stop early at the same step, and its best save reloads the "
           "best evaluation",
           "[e2e][runtime][toolkit][ctr][collective]") {
-  std::string dir = scratchDir("ps_early_stop_hybrid");
-  std::string model = overfittingModel(dir);
-  Stopped s = runStopping(dir, model, "hybrid");
+  Stopped s = stopEarly("ps_early_stop_hybrid", "hybrid");
   // Both trainers wait at the evaluation's step, and the tables train at the step's barrier:
   // the best save is the evaluated model.
-  CHECK(reloadedAuc(model, dir + "/s/best") == Approx(std::stod(s.bestAuc)).margin(1e-6));
+  CHECK(s.reloadedAuc == Approx(s.bestAuc).margin(1e-6));
 }
 
 TEST_CASE("a pserver takes a stop and a best save from trainer 0 only, refuses a best save it "
